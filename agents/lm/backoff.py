@@ -1,0 +1,112 @@
+"""Which request failures are worth retrying, and how long to wait before the next try.
+
+Works on the exceptions any autogen client raises: the openai SDK's (status code,
+response headers), httpx's, asyncio's timeouts and OS connection errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+import httpx
+import openai
+from pydantic import BaseModel, Field
+
+FailureKind = Literal["rate_limited", "server_error", "timeout", "connection", "rejected", "format_refused"]
+
+# Words a server's error uses when it is the response_format it cannot handle
+# (llama.cpp: 500 "response_format type must be one of "text" or "json_object"").
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "grammar", "guided", "structured")
+
+
+class RetryPolicy(BaseModel):
+    """Bounded retries with exponential backoff and jitter; a timeout per call."""
+
+    max_retries: int = Field(4, ge=0, description="retries after the first attempt")
+    base_delay_s: float = Field(1.0, ge=0)
+    max_delay_s: float = Field(60.0, ge=0, description="caps every wait, Retry-After included")
+    timeout_s: float = Field(120.0, gt=0, description="one request's limit")
+
+    def delay(self, retry: int, retry_after: float | None, rng: random.Random | None = None) -> float:
+        """Seconds to wait before retry number `retry` (0-based)."""
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_delay_s)
+        ceiling = min(self.base_delay_s * (2**retry), self.max_delay_s)
+        return ceiling * (0.5 + 0.5 * (rng or random).random())  # "equal jitter"
+
+
+@dataclass(frozen=True)
+class Failure:
+    kind: FailureKind
+    reason: str  # one line for messages and the ledger
+    status: int | None = None
+    retry_after: float | None = None
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind in ("rate_limited", "server_error", "timeout", "connection")
+
+
+def classify(exc: BaseException, *, structured: bool) -> Failure | None:
+    """What kind of failure `exc` is; None for exceptions that are not request failures.
+
+    `structured` says whether the request asked for a structured response_format, in
+    which case a 400/422/500/501 that talks about the format is `format_refused`.
+    """
+    if isinstance(exc, openai.APIStatusError):
+        return _from_status(exc.status_code, exc.response.headers, str(exc), structured)
+    if isinstance(exc, httpx.HTTPStatusError):
+        return _from_status(exc.response.status_code, exc.response.headers, exc.response.text, structured)
+    if isinstance(exc, (openai.APITimeoutError, httpx.TimeoutException, asyncio.TimeoutError, TimeoutError)):
+        return Failure("timeout", "the request timed out")
+    if isinstance(exc, (openai.APIConnectionError, httpx.TransportError, ConnectionError)):
+        return Failure("connection", f"could not connect ({type(exc).__name__}: {exc})")
+    return None
+
+
+def _from_status(status: int, headers: httpx.Headers | dict, text: str, structured: bool) -> Failure:
+    retry_after = retry_after_seconds(headers)
+    brief = " ".join(text.split())[:200]
+    if structured and status in (400, 422, 500, 501) and any(w in text.lower() for w in _FORMAT_WORDS):
+        return Failure("format_refused", f"HTTP {status} refusing the response format: {brief}", status)
+    if status == 429:
+        return Failure("rate_limited", f"HTTP 429 rate limited: {brief}", status, retry_after)
+    if status >= 500 or status == 408:
+        return Failure("server_error", f"HTTP {status}: {brief}", status, retry_after)
+    return Failure("rejected", f"HTTP {status}: {brief}", status)
+
+
+def retry_after_seconds(headers: httpx.Headers | dict) -> float | None:
+    """The wait a server asked for: `retry-after-ms` (OpenAI), else `Retry-After` (seconds or a date)."""
+    lower = {k.lower(): v for k, v in headers.items()}
+    if "retry-after-ms" in lower:
+        try:
+            return float(lower["retry-after-ms"]) / 1000.0
+        except ValueError:
+            pass
+    value = lower.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+def rejection_hint(status: int | None) -> str:
+    """What a user can do about a non-retryable HTTP status."""
+    if status in (401, 403):
+        return "Check the API key: OPENAI_API_KEY for openai:MODEL, RAYSTORM_LLM_API_KEY for --llm-base-url servers"
+    if status == 404:
+        return "Check the model name and that --llm-base-url ends in the API root (often /v1)"
+    return "The server refused this request; try --llm-structured-output text, or another model"

@@ -1,0 +1,55 @@
+"""Typed steps: every model interaction is one `Step` subclass.
+
+A step names its stage (the STORM/Chain-of-RAG stage whose model runs it), its
+input and output pydantic models, and its instructions. It also carries its own
+deterministic offline implementation, `extract`, which the extractive model
+runs; a chat model renders `instructions` + the input and parses the output.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, ClassVar, Generic, Protocol, TypeVar
+
+from pydantic import BaseModel
+
+if TYPE_CHECKING:  # pragma: no cover
+    from agents.lm.nlp import TextToolkit
+
+I = TypeVar("I", bound=BaseModel)
+O = TypeVar("O", bound=BaseModel)
+
+
+class Step(Generic[I, O]):
+    """One model interaction: `Input` in, validated `Output` out.
+
+    Subclasses set the class attributes and implement `extract`.
+    """
+
+    name: ClassVar[str]  # unique, e.g. "storm.expert.answer"
+    stage: ClassVar[str]  # which stage's model runs it, e.g. "conv_simulator"
+    Input: ClassVar[type[BaseModel]]
+    Output: ClassVar[type[BaseModel]]
+    instructions: ClassVar[str]
+
+    @classmethod
+    def render_input(cls, inp: BaseModel) -> str:
+        """The user message a chat model sees. Override for a friendlier layout."""
+        return json.dumps(inp.model_dump(mode="json"), ensure_ascii=False, indent=1)
+
+    @classmethod
+    def output_schema(cls) -> dict:
+        return cls.Output.model_json_schema()
+
+    @classmethod
+    def extract(cls, inp: BaseModel, nlp: "TextToolkit") -> BaseModel:
+        """The deterministic offline implementation (classical IR/NLP)."""
+        raise NotImplementedError(f"step {cls.name} has no extractive implementation")
+
+
+class LanguageModel(Protocol):
+    """Runs a step and returns its validated output."""
+
+    name: str
+
+    async def run(self, step: type[Step[I, O]], inp: I) -> O: ...

@@ -1,0 +1,56 @@
+"""`raystorm ingest PATH... --collection NAME [--prune]`."""
+
+from __future__ import annotations
+
+import argparse
+
+from cluster.commands.common import add_store_arguments, info, relative_source, store_settings
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "ingest", help="load files into a searchable collection",
+        description="Load .md .txt .html .json .jsonl .csv files (and directory trees) into a collection: "
+                    "passages with line ranges, dense + BM25 vectors, in Qdrant. Re-ingesting is cheap: "
+                    "unchanged passages are not embedded again, a changed file replaces only its own passages.")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories to ingest")
+    p.add_argument("--collection", "-c", required=True, help="collection name (created if new)")
+    p.add_argument("--prune", action="store_true",
+                   help="also remove passages of files under PATH that no longer exist")
+    p.add_argument("--max-words", type=int, default=None, help="passage size limit in words (default 180)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    add_store_arguments(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from retrieval.ingest import Ingestor
+    from retrieval.splitter import DEFAULT_MAX_WORDS
+
+    settings = store_settings(args)
+    ingestor = Ingestor(settings, max_words=args.max_words or DEFAULT_MAX_WORDS)
+    bar = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        if args.quiet or total == 0:
+            return
+        if bar is None:
+            bar = tqdm(total=total, unit="passage", desc="embedding", leave=False)
+        bar.update(done - bar.n)
+
+    def skipped(item) -> None:
+        info(f"skipped {relative_source(item.path)}: {item.reason}")
+
+    try:
+        summary = ingestor.ingest_paths(args.paths, args.collection, prune=args.prune,
+                                        progress=progress, on_skip=skipped)
+    finally:
+        if bar is not None:
+            bar.close()
+        ingestor.store.close()
+    pruned = f", {summary.pruned_files} deleted files pruned" if args.prune else ""
+    print(f"ingested into '{args.collection}': {summary.line()}{pruned}")
+    return 0

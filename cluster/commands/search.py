@@ -1,0 +1,63 @@
+"""`raystorm search "QUERY" --collection NAME [-k 5] [--mode hybrid] [--json]`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import textwrap
+
+from cluster.commands.common import add_store_arguments, relative_source, store_settings
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("search", help="search a collection",
+                       description="Ranked passages for a query, with title, source, line range and score.")
+    p.add_argument("query", help="the search text")
+    p.add_argument("--collection", "-c", required=True)
+    p.add_argument("-k", type=int, default=5, help="number of passages (default 5)")
+    p.add_argument("--mode", choices=["dense", "sparse", "hybrid"], default=None,
+                   help="dense vectors, BM25, or both fused by RRF in Qdrant (default: hybrid, chosen by "
+                        "measurement; see README)")
+    p.add_argument("--mmr", action="store_true", help="diversify the results (maximal marginal relevance)")
+    p.add_argument("--doc", action="append", default=[], metavar="DOC_ID", help="only this document (repeatable)")
+    p.add_argument("--source", action="append", default=[], metavar="PATH_OR_URL",
+                   help="only this source (repeatable)")
+    p.add_argument("--tag", action="append", default=[], help="only documents with this tag (repeatable)")
+    p.add_argument("--exclude-url", action="append", default=[], metavar="URL",
+                   help="leave out this URL (repeatable; e.g. the ground-truth page in an evaluation)")
+    p.add_argument("--json", action="store_true", help="print a JSON list")
+    add_store_arguments(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from retrieval.errors import UsageError
+    from retrieval.search import Corpus
+    from retrieval.store import SearchFilter
+
+    if not args.query.strip():
+        raise UsageError("the query is empty")
+    sources = [str(Path(s).resolve()) if Path(s).exists() else s for s in args.source]
+    flt = SearchFilter(doc_ids=args.doc, sources=sources, tags=args.tag, exclude_urls=args.exclude_url)
+    corpus = Corpus(store_settings(args), args.collection)
+    try:
+        hits = corpus.search(args.query, k=args.k, mode=args.mode, flt=flt, mmr=args.mmr)
+    finally:
+        corpus.close()
+    if args.json:
+        print(json.dumps([{"rank": h.rank, "passage_id": h.passage.passage_id, "title": h.passage.title,
+                           "source": h.passage.source, "line_start": h.passage.line_start,
+                           "line_end": h.passage.line_end, "score": h.score, "text": h.passage.text}
+                          for h in hits], ensure_ascii=False, indent=1))
+        return 0
+    if not hits:
+        print("no matching passages")
+    for h in hits:
+        p = h.passage
+        where = " > ".join(p.heading_path)
+        print(f"{h.rank}. {p.title}{' > ' + where if where else ''}  (score {h.score:.3f})")
+        print(f"   {relative_source(p.source)}:{p.line_start}-{p.line_end}")
+        print(textwrap.indent(textwrap.shorten(p.text.replace("\n", " "), 300), "   "))
+    return 0

@@ -1,0 +1,127 @@
+"""Ingest: files → documents → passages → dense + BM25 vectors → Qdrant.
+
+Point ids derive from content and place, so re-ingesting an unchanged corpus
+embeds and writes nothing, a changed file replaces only its own passages, and
+`prune` removes the passages of files that are gone.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+from pydantic import BaseModel, Field
+
+from retrieval.config import StoreSettings
+from retrieval.documents import Document, Passage
+from retrieval.embeddings import DenseEmbedder, SparseEmbedder
+from retrieval.errors import EmptyCorpus
+from retrieval.loaders import Skipped, load_paths
+from retrieval.splitter import DEFAULT_MAX_WORDS, split_document
+from retrieval.store import PassageStore
+
+Progress = Callable[[int, int], None]  # (passages embedded so far, passages to embed)
+
+
+class IngestSummary(BaseModel):
+    collection: str
+    documents: int = 0
+    passages: int = 0  # passages in the ingested files
+    added: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    pruned_files: int = 0
+    skipped: list[Skipped] = Field(default_factory=list)
+    seconds: float = 0.0
+
+    def line(self) -> str:
+        return (f"{self.documents} documents, {self.passages} passages ({self.added} added, {self.removed} removed, "
+                f"{self.unchanged} unchanged), {len(self.skipped)} skipped, {self.seconds:.1f} s")
+
+
+class Ingestor:
+    def __init__(self, settings: StoreSettings, store: PassageStore | None = None,
+                 dense: DenseEmbedder | None = None, sparse: SparseEmbedder | None = None,
+                 max_words: int = DEFAULT_MAX_WORDS, batch: int = 256):
+        self.settings = settings
+        self.store = store or PassageStore(settings)
+        self.dense = dense or DenseEmbedder(settings.dense_model, settings.models_dir)
+        self.sparse = sparse or SparseEmbedder(settings.models_dir)
+        self.max_words = max_words
+        self.batch = batch
+
+    def ingest_paths(self, paths: Sequence[str | Path], collection: str, prune: bool = False,
+                     progress: Progress | None = None, on_skip: Callable[[Skipped], None] | None = None
+                     ) -> IngestSummary:
+        started = time.perf_counter()
+        documents, skipped = [], []
+        for item in load_paths(list(paths)):
+            if isinstance(item, Skipped):
+                skipped.append(item)
+                if on_skip:
+                    on_skip(item)
+            else:
+                documents.append(item)
+        roots = [str(Path(p).expanduser().resolve()) for p in paths]
+        summary = self.ingest_documents(documents, collection, prune_under=roots if prune else None,
+                                        progress=progress)
+        summary.skipped = skipped
+        summary.seconds = time.perf_counter() - started
+        return summary
+
+    def ingest_documents(self, documents: Sequence[Document], collection: str,
+                         prune_under: Sequence[str] | None = None, progress: Progress | None = None
+                         ) -> IngestSummary:
+        started = time.perf_counter()
+        if not documents and not (prune_under and self.store.exists(collection)):
+            raise EmptyCorpus("no loadable documents found: raystorm reads .md .txt .html .json .jsonl .csv")
+        passages = [p for doc in documents for p in split_document(doc, self.max_words)]
+        summary = IngestSummary(collection=collection, documents=len(documents), passages=len(passages))
+        if documents:
+            self.store.ensure(collection, self.dense.vector_name, self.dense.model_name, self.dense.dimension)
+        stored = self.store.ids_by_path(collection) if self.store.exists(collection) else {}
+        wanted: dict[str, set[str]] = {}
+        for p in passages:
+            wanted.setdefault(p.path, set()).add(p.passage_id)
+        # files ingested now: drop their stale passages; pruning also drops files that are gone
+        stale = [pid for path, ids in stored.items() if path in wanted for pid in ids - wanted[path]]
+        if prune_under:
+            gone = [path for path in stored if path not in wanted and _under(path, prune_under)]
+            summary.pruned_files = len(gone)
+            stale += [pid for path in gone for pid in stored[path]]
+        known = {pid for ids in stored.values() for pid in ids}
+        todo = _unique([p for p in passages if p.passage_id not in known])
+        summary.unchanged = len(passages) - len(todo)
+        self._write(collection, todo, progress)
+        self.store.delete(collection, stale)
+        summary.added, summary.removed = len(todo), len(stale)
+        summary.seconds = time.perf_counter() - started
+        return summary
+
+    def _write(self, collection: str, passages: list[Passage], progress: Progress | None) -> None:
+        total = len(passages)
+        if progress:
+            progress(0, total)
+        # embed longest-first chunks of similar length together; write as we go so a crash keeps progress
+        order = sorted(passages, key=lambda p: len(p.embedding_text()))
+        for start in range(0, total, self.batch):
+            chunk = order[start : start + self.batch]
+            texts = [p.embedding_text() for p in chunk]
+            self.store.upsert(collection, self.dense.vector_name, chunk, self.dense.embed(texts),
+                              self.sparse.embed(texts))
+            if progress:
+                progress(min(start + self.batch, total), total)
+
+
+def _under(path: str, roots: Sequence[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def _unique(passages: list[Passage]) -> list[Passage]:
+    seen, out = set(), []
+    for p in passages:
+        if p.passage_id not in seen:
+            seen.add(p.passage_id)
+            out.append(p)
+    return out

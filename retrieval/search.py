@@ -1,0 +1,99 @@
+"""Search over an ingested collection: `dense`, `sparse` or `hybrid`, optional MMR.
+
+`Corpus` is what agents call: it embeds the query, asks the store, and (with
+`mmr`) re-ranks a deeper candidate list for diversity using the dense vectors.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel
+
+from retrieval.config import StoreSettings
+from retrieval.embeddings import DenseEmbedder, SparseEmbedder
+from retrieval.errors import RaystormError
+from retrieval.store import PassageStore, SearchFilter, SearchHit, SearchMode
+
+DEFAULT_MODE: SearchMode = "hybrid"
+
+
+class SearchSettings(BaseModel):
+    """Search knobs, printable and shippable. The default mode was picked by measurement (README)."""
+
+    mode: SearchMode = DEFAULT_MODE
+    fusion_k: int = 60
+    dense_weight: float = 1.0
+    sparse_weight: float = 1.0
+    mmr_lambda: float = 0.7  # relevance share when MMR is on
+    mmr_depth: int = 4  # MMR picks k out of k * depth candidates
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    na, nb = math.sqrt(sum(x * x for x in a)), math.sqrt(sum(y * y for y in b))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def mmr_order(query: list[float], candidates: list[list[float]], k: int, lambda_: float) -> list[int]:
+    """Maximal marginal relevance: indices of k candidates, relevant yet unlike each other."""
+    relevance = [_cosine(query, c) for c in candidates]
+    chosen: list[int] = []
+    left = list(range(len(candidates)))
+    while left and len(chosen) < k:
+        def gain(i: int) -> float:
+            redundancy = max((_cosine(candidates[i], candidates[j]) for j in chosen), default=0.0)
+            return lambda_ * relevance[i] - (1 - lambda_) * redundancy
+        best = max(left, key=gain)
+        chosen.append(best)
+        left.remove(best)
+    return chosen
+
+
+class Corpus:
+    """One collection, searchable. Embedders load on first use."""
+
+    def __init__(self, settings: StoreSettings, collection: str, store: PassageStore | None = None,
+                 dense: DenseEmbedder | None = None, sparse: SparseEmbedder | None = None,
+                 search: SearchSettings | None = None):
+        self.settings = settings
+        self.collection = collection
+        self.store = store or PassageStore(settings)
+        self.dense = dense or DenseEmbedder(settings.dense_model, settings.models_dir)
+        self.sparse = sparse or SparseEmbedder(settings.models_dir)
+        self.search_settings = search or SearchSettings()
+        self._checked = False
+
+    def check(self) -> None:
+        """Fail early, with the fix, if the collection is missing, empty or from another model."""
+        if not self._checked:
+            self.store.require(self.collection, self.dense.vector_name)
+            self._checked = True
+
+    def search(self, query: str, k: int = 5, mode: SearchMode | None = None,
+               flt: SearchFilter | None = None, mmr: bool = False) -> list[SearchHit]:
+        if not query.strip():
+            raise RaystormError("empty search query")
+        if k < 1:
+            raise RaystormError(f"k must be at least 1, got {k}")
+        self.check()
+        s = self.search_settings
+        mode = mode or s.mode
+        dense = self.dense.embed_query(query) if mode in ("dense", "hybrid") or mmr else None
+        sparse = self.sparse.embed_query(query) if mode in ("sparse", "hybrid") else None
+        if mode == "sparse" and not sparse[0]:
+            return []  # only stopwords or unknown tokens: BM25 has nothing to match
+        if mode == "hybrid" and not sparse[0]:
+            mode = "dense"
+        limit = k * s.mmr_depth if mmr else k
+        found = self.store.query(self.collection, mode, limit, self.dense.vector_name, dense, sparse, flt,
+                                 with_vectors=mmr, fusion_k=s.fusion_k,
+                                 fusion_weights=(s.dense_weight, s.sparse_weight))
+        if mmr and found:
+            vectors = [p.vector[self.dense.vector_name] for p, _ in found]
+            found = [found[i] for i in mmr_order(dense, vectors, k, s.mmr_lambda)]
+        return [SearchHit(rank=r, score=float(p.score), passage=passage)
+                for r, (p, passage) in enumerate(found[:k], start=1)]
+
+    def close(self) -> None:
+        self.store.close()

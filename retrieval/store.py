@@ -1,0 +1,202 @@
+"""The passage store: one Qdrant collection per corpus, dense + BM25 vectors.
+
+Embedded Qdrant on disk by default (single process: one owner per folder); a
+Qdrant server or cluster when a URL is given. The same code path serves both.
+Search fusion (RRF) is done by Qdrant itself.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Literal, Sequence
+
+from pydantic import BaseModel, Field
+from qdrant_client import QdrantClient, models
+
+from retrieval.config import StoreSettings
+from retrieval.documents import Passage
+from retrieval.errors import CollectionNotFound, EmptyCollection, RaystormError
+
+SearchMode = Literal["dense", "sparse", "hybrid"]
+SPARSE_VECTOR = "bm25"
+_PAYLOAD_KEYS = ("doc_id", "path", "url", "tags", "title")
+
+
+class SearchFilter(BaseModel):
+    """Payload filters: keep only these documents/sources/tags, drop these URLs."""
+
+    doc_ids: list[str] = Field(default_factory=list)
+    sources: list[str] = Field(default_factory=list)  # file paths or URLs
+    tags: list[str] = Field(default_factory=list)
+    exclude_urls: list[str] = Field(default_factory=list)  # e.g. the ground-truth article in evaluation
+
+    def to_qdrant(self) -> models.Filter | None:
+        must, must_not = [], []
+        if self.doc_ids:
+            must.append(models.FieldCondition(key="doc_id", match=models.MatchAny(any=self.doc_ids)))
+        if self.sources:
+            must.append(models.Filter(should=[
+                models.FieldCondition(key="path", match=models.MatchAny(any=self.sources)),
+                models.FieldCondition(key="url", match=models.MatchAny(any=self.sources))]))
+        if self.tags:
+            must.append(models.FieldCondition(key="tags", match=models.MatchAny(any=self.tags)))
+        if self.exclude_urls:
+            must_not.append(models.FieldCondition(key="url", match=models.MatchAny(any=self.exclude_urls)))
+        return models.Filter(must=must or None, must_not=must_not or None) if (must or must_not) else None
+
+
+class SearchHit(BaseModel):
+    rank: int
+    score: float
+    passage: Passage
+
+
+class CollectionInfo(BaseModel):
+    name: str
+    passages: int
+    dense_model: str | None = None
+    dense_vector: str | None = None
+
+
+class PassageStore:
+    """Typed access to the Qdrant collections holding passages."""
+
+    def __init__(self, settings: StoreSettings, client: QdrantClient | None = None):
+        self.settings = settings
+        self._client = client
+
+    @property
+    def client(self) -> QdrantClient:
+        if self._client is None:
+            if self.settings.qdrant_url:
+                self._client = QdrantClient(url=self.settings.qdrant_url, api_key=self.settings.qdrant_api_key)
+            else:
+                self.settings.qdrant_path.mkdir(parents=True, exist_ok=True)
+                try:
+                    self._client = QdrantClient(path=str(self.settings.qdrant_path))
+                except RuntimeError as exc:  # portalocker: another process owns the folder
+                    raise RaystormError(
+                        f"the embedded Qdrant store at {self.settings.qdrant_path} is in use by another "
+                        f"raystorm process ({exc}); wait for it, or use a Qdrant server with --qdrant-url") from exc
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    # -- collections ---------------------------------------------------------------------------
+
+    def collections(self) -> list[CollectionInfo]:
+        names = sorted(c.name for c in self.client.get_collections().collections)
+        return [self.info(n) for n in names]
+
+    def exists(self, name: str) -> bool:
+        return self.client.collection_exists(name)
+
+    def info(self, name: str) -> CollectionInfo:
+        if not self.exists(name):
+            raise CollectionNotFound(name)
+        details = self.client.get_collection(name)
+        vectors = details.config.params.vectors
+        dense = next(iter(vectors), None) if isinstance(vectors, dict) else None
+        meta = details.config.metadata or {}
+        return CollectionInfo(name=name, passages=self.client.count(name, exact=True).count,
+                              dense_model=meta.get("dense_model"), dense_vector=dense)
+
+    def require(self, name: str, dense_vector: str | None = None) -> CollectionInfo:
+        """The collection, non-empty and embedded with the expected model, or a clear error."""
+        info = self.info(name)
+        if info.passages == 0:
+            raise EmptyCollection(name)
+        if dense_vector and info.dense_vector != dense_vector:
+            raise RaystormError(f"collection '{name}' was embedded with '{info.dense_model}', not the "
+                                f"configured model: pass --dense-model {info.dense_model}")
+        return info
+
+    def ensure(self, name: str, dense_vector: str, dense_model: str, dimension: int) -> None:
+        if self.exists(name):
+            self.require_model(name, dense_vector)
+            return
+        self.client.create_collection(
+            name,
+            vectors_config={dense_vector: models.VectorParams(size=dimension, distance=models.Distance.COSINE)},
+            sparse_vectors_config={SPARSE_VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+            metadata={"dense_model": dense_model, "schema": "raystorm.passages/1"},
+        )
+        if self.settings.qdrant_url:  # payload indexes only mean something on a server
+            for key in _PAYLOAD_KEYS:
+                self.client.create_payload_index(name, key, models.PayloadSchemaType.KEYWORD)
+
+    def require_model(self, name: str, dense_vector: str) -> None:
+        info = self.info(name)
+        if info.dense_vector != dense_vector:
+            raise RaystormError(f"collection '{name}' was embedded with '{info.dense_model}': ingest with "
+                                f"--dense-model {info.dense_model}, or into a new collection")
+
+    def drop(self, name: str) -> None:
+        self.client.delete_collection(name)
+
+    # -- points --------------------------------------------------------------------------------
+
+    def ids_by_path(self, name: str) -> dict[str, set[str]]:
+        """Every stored passage id, grouped by the file it came from."""
+        out: dict[str, set[str]] = {}
+        offset = None
+        while True:
+            points, offset = self.client.scroll(name, limit=1024, offset=offset, with_payload=["path"],
+                                                with_vectors=False)
+            for p in points:
+                out.setdefault(p.payload["path"], set()).add(str(p.id))
+            if offset is None:
+                return out
+
+    def upsert(self, name: str, dense_vector: str, passages: Sequence[Passage],
+               dense: Sequence[Sequence[float]], sparse: Sequence[tuple[list[int], list[float]]]) -> None:
+        points = [
+            models.PointStruct(
+                id=p.passage_id,
+                vector={dense_vector: list(d), SPARSE_VECTOR: models.SparseVector(indices=s[0], values=s[1])},
+                payload=p.model_dump(mode="json"),
+            )
+            for p, d, s in zip(passages, dense, sparse, strict=True)
+        ]
+        if points:
+            self.client.upsert(name, points=points, wait=True)
+
+    def delete(self, name: str, ids: Iterable[str]) -> None:
+        ids = list(ids)
+        if ids:
+            self.client.delete(name, points_selector=models.PointIdsList(points=ids), wait=True)
+
+    def get(self, name: str, ids: Sequence[str]) -> list[Passage]:
+        points = self.client.retrieve(name, ids=list(ids), with_payload=True)
+        by_id = {str(p.id): Passage.model_validate(p.payload) for p in points}
+        return [by_id[i] for i in ids if i in by_id]
+
+    # -- search --------------------------------------------------------------------------------
+
+    def query(self, name: str, mode: SearchMode, limit: int, dense_vector: str,
+              dense: Sequence[float] | None, sparse: tuple[list[int], list[float]] | None,
+              flt: SearchFilter | None = None, with_vectors: bool = False,
+              fusion_k: int = 60, fusion_weights: tuple[float, float] = (1.0, 1.0),
+              prefetch_limit: int | None = None) -> list[tuple[models.ScoredPoint, Passage]]:
+        query_filter = flt.to_qdrant() if flt else None
+        sparse_vec = models.SparseVector(indices=sparse[0], values=sparse[1]) if sparse else None
+        vectors = [dense_vector] if with_vectors else False
+        if mode == "dense":
+            response = self.client.query_points(name, query=list(dense), using=dense_vector, limit=limit,
+                                                query_filter=query_filter, with_vectors=vectors)
+        elif mode == "sparse":
+            response = self.client.query_points(name, query=sparse_vec, using=SPARSE_VECTOR, limit=limit,
+                                                query_filter=query_filter, with_vectors=vectors)
+        elif mode == "hybrid":
+            depth = prefetch_limit or max(limit * 4, 40)
+            response = self.client.query_points(
+                name,
+                prefetch=[models.Prefetch(query=list(dense), using=dense_vector, limit=depth, filter=query_filter),
+                          models.Prefetch(query=sparse_vec, using=SPARSE_VECTOR, limit=depth, filter=query_filter)],
+                query=models.RrfQuery(rrf=models.Rrf(k=fusion_k, weights=list(fusion_weights))),
+                limit=limit, with_vectors=vectors)
+        else:
+            raise RaystormError(f"unknown search mode '{mode}': use dense, sparse or hybrid")
+        return [(p, Passage.model_validate(p.payload)) for p in response.points]
