@@ -6,7 +6,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
+from concurrent.futures import ThreadPoolExecutor
+from typing import Protocol
 
 from pydantic import BaseModel
 
@@ -97,3 +100,28 @@ class Corpus:
 
     def close(self) -> None:
         self.store.close()
+
+
+class Retriever(Protocol):
+    """What agents search through: a local corpus, or a pool of Ray actors."""
+
+    async def search(self, query: str, k: int = 5, flt: SearchFilter | None = None) -> list[SearchHit]: ...
+
+
+class AsyncCorpus:
+    """A `Corpus` behind one worker thread: awaitable, and the embedded store sees one caller at a time."""
+
+    def __init__(self, corpus: Corpus, mode: SearchMode | None = None, mmr: bool = False):
+        self.corpus = corpus
+        self.mode = mode
+        self.mmr = mmr
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="corpus")
+
+    async def search(self, query: str, k: int = 5, flt: SearchFilter | None = None) -> list[SearchHit]:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._pool, lambda: self.corpus.search(query, k=k, mode=self.mode, flt=flt, mmr=self.mmr))
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+        self.corpus.close()

@@ -1,0 +1,261 @@
+"""`ChatModel`: runs a step on any autogen `ChatCompletionClient`.
+
+One `run` is: system message (instructions + output schema) and user message (the
+rendered input) → a completion in the strongest output mode the server accepts →
+lenient parse, strict pydantic validation → at most one repair turn → the typed
+output, or `ModelOutputError`. Each request retries transient failures with
+backoff, may be replayed from a `CompletionCache`, and every run lands in the
+`UsageLedger`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from autogen_core.models import AssistantMessage, ChatCompletionClient, LLMMessage, SystemMessage, UserMessage
+from pydantic import BaseModel
+
+from agents.lm.backoff import Failure, RetryPolicy, classify, rejection_hint
+from agents.lm.cache import CachedCompletion, CompletionCache, request_key
+from agents.lm.errors import EndpointUnavailableError, ModelOutputError, RequestRejectedError
+from agents.lm.output import (
+    OUTPUT_MODES,
+    OutputInvalid,
+    OutputMode,
+    parse_output,
+    repair_prompt,
+    response_format,
+    system_prompt,
+    weaker_mode,
+)
+from agents.lm.steps import Step
+from agents.lm.usage import KNOWN_PRICES, ModelPrice, UsageLedger, UsageRecord, cost_usd
+from retrieval.errors import RaystormError
+
+
+@dataclass
+class _Reply:
+    text: str
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    key: str
+    request: dict
+    cached: bool
+
+
+@dataclass
+class _CallStats:
+    attempts: int = 0
+    replayed: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    repaired: bool = False
+    first_key: str | None = None
+    mode: str | None = None
+
+
+class _FormatRefused(Exception):
+    def __init__(self, failure: Failure):
+        self.failure = failure
+
+
+class ChatModel:
+    """A `LanguageModel` over an autogen chat client.
+
+    - `model`: the model's name, for the cache key, the ledger, prices and errors.
+    - `endpoint`: where requests go (base URL), for error messages; not in the cache key.
+    - `output_mode`: the strongest structured-output mode to try; a server that refuses
+      it is asked in the next weaker one, and this model then stays there.
+    - `create_args`: sent with every request (temperature, max_tokens, seed, ...) and
+      part of the cache key.
+    - `concurrency`: requests in flight at once from this model.
+    - `cache`: replay identical requests from disk; `None` sends every request.
+    - `ledger`: where runs are recorded (a fresh one if not given; see `.ledger`).
+    - `prices`: USD per 1M tokens by model name; `None` uses `KNOWN_PRICES`.
+    - `sleep`: how backoff waits (tests pass a recorder).
+    """
+
+    def __init__(
+        self,
+        client: ChatCompletionClient,
+        *,
+        model: str,
+        endpoint: str | None = None,
+        output_mode: OutputMode = "json_schema",
+        create_args: Mapping[str, Any] | None = None,
+        retry: RetryPolicy | None = None,
+        concurrency: int = 8,
+        cache: CompletionCache | None = None,
+        ledger: UsageLedger | None = None,
+        prices: Mapping[str, ModelPrice] | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ):
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        self.name = model
+        self.endpoint = endpoint or f"(the {type(client).__name__} for '{model}')"
+        self.client = client
+        self.create_args = dict(create_args or {})
+        self.retry = retry or RetryPolicy()
+        self.cache = cache
+        self.ledger = ledger if ledger is not None else UsageLedger()
+        self.prices = KNOWN_PRICES if prices is None else prices
+        self._mode = _supported_mode(output_mode, client)
+        self._semaphore = asyncio.Semaphore(concurrency)
+        self._sleep = sleep
+
+    @property
+    def output_mode(self) -> OutputMode:
+        """The mode requests use now (weaker than asked once a server refused a mode)."""
+        return self._mode
+
+    async def run(self, step: type[Step], inp: BaseModel) -> BaseModel:
+        if not isinstance(inp, step.Input):
+            raise TypeError(f"step {step.name} takes {step.Input.__name__}, got {type(inp).__name__}")
+        started_at, started = datetime.now(timezone.utc), time.monotonic()
+        stats = _CallStats()
+        messages: list[LLMMessage] = [
+            SystemMessage(content=system_prompt(step)),
+            UserMessage(content=step.render_input(inp), source="user"),
+        ]
+        replies: list[_Reply] = []
+        try:
+            replies.append(await self._complete(step, messages, stats))
+            try:
+                output = parse_output(step, replies[0].text, replies[0].finish_reason)
+            except OutputInvalid as first:
+                stats.repaired = True
+                messages += [
+                    AssistantMessage(content=replies[0].text.strip() or "(an empty reply)", source="assistant"),
+                    UserMessage(content=repair_prompt(first.problem), source="user"),
+                ]
+                replies.append(await self._complete(step, messages, stats))
+                try:
+                    output = parse_output(step, replies[1].text, replies[1].finish_reason)
+                except OutputInvalid as second:
+                    raise ModelOutputError(step.name, step.stage, self.name, second.problem, replies[1].text) from None
+        except RaystormError as exc:
+            self._record(step, stats, started_at, started, error=str(exc))
+            raise
+        # Only a chain that ended in valid output is worth replaying.
+        await self._store([r for r in replies if not r.cached])
+        self._record(step, stats, started_at, started, error=None)
+        return output
+
+    async def close(self) -> None:
+        await self.client.close()
+
+    async def _complete(self, step: type[Step], messages: list[LLMMessage], stats: _CallStats) -> _Reply:
+        """One completion in the current output mode, weakening it while the server refuses it."""
+        while True:
+            mode = self._mode
+            fmt = response_format(step, mode)
+            request = {
+                "model": self.name,
+                "messages": [{"role": _role(m), "content": m.content} for m in messages],
+                "response_format": fmt,
+                "create_args": self.create_args,
+            }
+            key = request_key(request)
+            stats.first_key = stats.first_key or key
+            stats.mode = mode
+            if self.cache is not None:
+                hit = await asyncio.to_thread(self.cache.get, key)
+                if hit is not None:
+                    stats.attempts += 1
+                    stats.replayed += 1
+                    return _Reply(hit.text, hit.finish_reason, hit.prompt_tokens, hit.completion_tokens,
+                                  key, request, cached=True)
+            try:
+                result = await self._send(messages, fmt, stats)
+            except _FormatRefused as refused:
+                weaker = weaker_mode(mode)
+                if weaker is None:
+                    raise RequestRejectedError(endpoint=self.endpoint, model=self.name,
+                                               reason=refused.failure.reason,
+                                               hint=rejection_hint(refused.failure.status)) from None
+                if OUTPUT_MODES.index(weaker) > OUTPUT_MODES.index(self._mode):
+                    self._mode = weaker  # remembered: later calls skip the refused mode
+                continue
+            text = result.content if isinstance(result.content, str) else str(result.content)
+            usage = result.usage
+            stats.prompt_tokens += usage.prompt_tokens
+            stats.completion_tokens += usage.completion_tokens
+            return _Reply(text, result.finish_reason, usage.prompt_tokens, usage.completion_tokens,
+                          key, request, cached=False)
+
+    async def _send(self, messages: list[LLMMessage], fmt: dict | None, stats: _CallStats):
+        args = dict(self.create_args)
+        if fmt is not None:
+            args["response_format"] = fmt
+        last: Failure | None = None
+        for retry in range(self.retry.max_retries + 1):
+            stats.attempts += 1
+            try:
+                async with self._semaphore:
+                    return await asyncio.wait_for(
+                        self.client.create(messages, extra_create_args=args), self.retry.timeout_s
+                    )
+            except Exception as exc:  # classified below; anything unknown is a bug and propagates
+                failure = classify(exc, structured=fmt is not None)
+                if failure is None:
+                    raise
+                if failure.kind == "format_refused":
+                    raise _FormatRefused(failure) from exc
+                if not failure.retryable:
+                    raise RequestRejectedError(endpoint=self.endpoint, model=self.name, reason=failure.reason,
+                                               hint=rejection_hint(failure.status)) from exc
+                last = failure
+            if retry < self.retry.max_retries:
+                await self._sleep(self.retry.delay(retry, last.retry_after))
+        raise EndpointUnavailableError(endpoint=self.endpoint, model=self.name, reason=last.reason,
+                                       attempts=self.retry.max_retries + 1)
+
+    async def _store(self, replies: list[_Reply]) -> None:
+        if self.cache is None:
+            return
+        for r in replies:
+            entry = CachedCompletion(key=r.key, model=self.name, text=r.text, finish_reason=r.finish_reason,
+                                     prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens,
+                                     request=r.request)
+            await asyncio.to_thread(self.cache.put, entry)
+
+    def _record(self, step: type[Step], stats: _CallStats, started_at: datetime, started: float,
+                error: str | None) -> None:
+        self.ledger.record(UsageRecord(
+            started_at=started_at,
+            step=step.name,
+            stage=step.stage,
+            model=self.name,
+            prompt_tokens=stats.prompt_tokens,
+            completion_tokens=stats.completion_tokens,
+            cost_usd=cost_usd(self.name, stats.prompt_tokens, stats.completion_tokens, self.prices),
+            latency_s=time.monotonic() - started,
+            cached=stats.attempts > 0 and stats.replayed == stats.attempts,
+            attempts=stats.attempts,
+            repaired=stats.repaired,
+            ok=error is None,
+            error=error,
+            output_mode=stats.mode,
+            request_key=stats.first_key,
+        ))
+
+
+def _role(message: LLMMessage) -> str:
+    return {SystemMessage: "system", UserMessage: "user", AssistantMessage: "assistant"}[type(message)]
+
+
+def _supported_mode(wanted: OutputMode, client: ChatCompletionClient) -> OutputMode:
+    """`wanted`, weakened to what the client's model_info says the model can do."""
+    info = client.model_info
+    if not info.get("json_output", True):
+        return "text"
+    if wanted == "json_schema" and not info.get("structured_output", False):
+        return "json_object"
+    return wanted

@@ -1,0 +1,184 @@
+"""Multi-hop evaluation sets: a folder with `questions.json` and `corpus.json`.
+
+Two layouts are read, the ones MuSiQue and HotpotQA ship in (HippoRAG's samples):
+
+- MuSiQue: the corpus is a list of `{title, text}`; a question lists its
+  `paragraphs` and marks the gold ones `is_supporting`.
+- HotpotQA: the corpus maps a title to its sentences; a question names its gold
+  passages by title in `supporting_facts` (`[title, sentence_index]`).
+
+Any folder like these works. Each corpus entry becomes one `Document` (path =
+corpus.json, record = the entry's index, lines = where the entry sits in the
+file) holding one segment, so it is normally one passage; `MultihopSet.max_words`
+is the passage size that keeps every entry whole. `recall_at_k` is the metric
+DeepSearcher reports (see ../shared/data/README.md).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterable, Literal
+
+from pydantic import BaseModel, Field
+
+from retrieval.documents import Document, Passage, Segment
+from retrieval.errors import RaystormError
+from retrieval.splitter import DEFAULT_MAX_WORDS
+from retrieval.store import SearchHit
+
+
+_BETWEEN = re.compile(r"[\s,]*")
+_COLON = re.compile(r"\s*:\s*")
+
+
+class DatasetError(RaystormError):
+    """A multi-hop folder that is missing a file or not in a known layout."""
+
+
+class GoldPassage(BaseModel):
+    title: str
+    text: str
+
+
+class MultihopQuestion(BaseModel):
+    """One question with its answer and the gold passages a retriever should find."""
+
+    id: str
+    question: str
+    answer: str
+    aliases: list[str] = Field(default_factory=list)
+    gold: Literal["passages", "titles"]  # what recall matches on
+    gold_passages: list[GoldPassage] = Field(default_factory=list)  # MuSiQue: the is_supporting paragraphs
+    gold_titles: list[str] = Field(default_factory=list)  # HotpotQA: the supporting_facts titles
+    hops: int
+    sub_questions: list[str] = Field(default_factory=list)  # MuSiQue's question_decomposition, when given
+
+    @property
+    def answers(self) -> list[str]:
+        return [self.answer, *self.aliases]
+
+
+class MultihopSet(BaseModel):
+    name: str
+    folder: str
+    corpus_path: str
+    questions: list[MultihopQuestion]
+    documents: list[Document]
+
+    @property
+    def max_words(self) -> int:
+        """A passage size (for `Ingestor(max_words=...)`) that keeps every corpus entry one passage."""
+        longest = max((len(s.text.split()) for d in self.documents for s in d.segments), default=0)
+        return max(DEFAULT_MAX_WORDS, longest)
+
+
+def load_multihop_set(folder: str | Path) -> MultihopSet:
+    root = Path(folder).expanduser().resolve()
+    questions_path, corpus_path = root / "questions.json", root / "corpus.json"
+    for path in (questions_path, corpus_path):
+        if not path.is_file():
+            raise DatasetError(f"{path} not found: a multi-hop set is a folder with questions.json and corpus.json")
+    corpus_text = corpus_path.read_text(encoding="utf-8")
+    raw_questions = _read_json(questions_path)
+    if not isinstance(raw_questions, list):
+        raise DatasetError(f"{questions_path}: expected a JSON list of questions")
+    return MultihopSet(name=root.name, folder=str(root), corpus_path=str(corpus_path),
+                       questions=[_question(q, questions_path, i) for i, q in enumerate(raw_questions)],
+                       documents=corpus_documents(corpus_text, str(corpus_path)))
+
+
+def corpus_documents(text: str, path: str) -> list[Document]:
+    """One `Document` per corpus entry; entries with no text are left out."""
+    documents = []
+    for index, (key, value, line_start, line_end) in enumerate(_top_level_entries(text, path)):
+        if isinstance(value, dict):  # MuSiQue: {title, text}
+            title, body = value.get("title"), value.get("text") or value.get("paragraph_text")
+        else:  # HotpotQA: title -> sentences
+            title, body = key, "".join(value) if isinstance(value, list) else value
+        if not isinstance(body, str) or not body.strip():
+            continue
+        documents.append(Document(
+            doc_id=Document.make_id(path, index), path=path, record=index, title=str(title or f"#{index}"),
+            segments=[Segment(text=body.strip(), line_start=line_start, line_end=line_end)]))
+    return documents
+
+
+def _top_level_entries(text: str, path: str) -> Iterable[tuple[str | None, Any, int, int]]:
+    """(key or None, value, first line, last line) of each entry of a top-level list or object."""
+    decoder = json.JSONDecoder()
+    pos = _BETWEEN.match(text, 0).end()
+    if pos >= len(text) or text[pos] not in "[{":
+        raise DatasetError(f"{path}: expected a JSON list of {{title, text}} or an object title -> sentences")
+    is_object, pos = text[pos] == "{", pos + 1
+    line, counted = 1, 0
+    try:
+        while True:
+            pos = _BETWEEN.match(text, pos).end()
+            if pos >= len(text) or text[pos] in "]}":
+                return
+            start, key = pos, None
+            if is_object:
+                key, pos = decoder.raw_decode(text, pos)
+                pos = _COLON.match(text, pos).end()
+            value, pos = decoder.raw_decode(text, pos)
+            line_start = line + text.count("\n", counted, start)
+            line, counted = line_start + text.count("\n", start, pos - 1), pos - 1  # count each char once
+            yield key, value, line_start, line
+    except (json.JSONDecodeError, AttributeError) as exc:
+        raise DatasetError(f"{path}: malformed JSON near offset {pos} ({exc})") from exc
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"{path}: not valid JSON ({exc})") from exc
+
+
+def _question(raw: dict, path: Path, index: int) -> MultihopQuestion:
+    common = dict(id=str(raw.get("id") or raw.get("_id") or index), question=raw.get("question", ""),
+                  answer=str(raw.get("answer", "")), aliases=[str(a) for a in raw.get("answer_aliases") or []])
+    if "paragraphs" in raw:
+        gold = [GoldPassage(title=p["title"], text=p.get("paragraph_text") or p.get("text", ""))
+                for p in raw["paragraphs"] if p.get("is_supporting")]
+        steps = [s.get("question", "") for s in raw.get("question_decomposition") or []]
+        return MultihopQuestion(**common, gold="passages", gold_passages=gold, hops=len(steps) or len(gold),
+                                sub_questions=steps)
+    if "supporting_facts" in raw:
+        titles = list(dict.fromkeys(title for title, _ in raw["supporting_facts"]))
+        return MultihopQuestion(**common, gold="titles", gold_titles=titles, hops=len(titles))
+    raise DatasetError(f"{path}: question {index} has neither `paragraphs` (MuSiQue) nor "
+                       "`supporting_facts` (HotpotQA)")
+
+
+def _normalise(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _title_text(item: SearchHit | Passage | GoldPassage | tuple[str, str]) -> tuple[str, str]:
+    if isinstance(item, SearchHit):
+        item = item.passage
+    if isinstance(item, tuple):
+        return _normalise(item[0]), _normalise(item[1])
+    return _normalise(item.title), _normalise(item.text)
+
+
+def recall_at_k(retrieved: Iterable[SearchHit | Passage | GoldPassage | tuple[str, str]],
+                question: MultihopQuestion, k: int) -> float:
+    """Share of the question's gold passages among the first k retrieved.
+
+    MuSiQue-style gold matches on title and text (whitespace normalised);
+    HotpotQA-style gold matches on title.
+    """
+    top = [_title_text(item) for item in list(retrieved)[:k]]
+    if question.gold == "passages":
+        gold = {_title_text(g) for g in question.gold_passages}
+        found = gold & set(top)
+    else:
+        gold = {_normalise(t) for t in question.gold_titles}
+        found = gold & {title for title, _ in top}
+    if not gold:
+        raise DatasetError(f"question {question.id} has no gold supporting passages")
+    return len(found) / len(gold)
