@@ -1,7 +1,13 @@
 """Starting or joining Ray: one call, the same for a laptop and a cluster.
 
 No address: a local Ray sized for this machine. `auto`, `HOST:PORT` or
-`ray://HOST:10001`: join that cluster; nothing else changes.
+`ray://HOST:10001`: join that cluster; nothing else changes. Inside a Ray job
+(`ray job submit` / `raystorm submit`) Ray sets `RAY_ADDRESS`, and raystorm
+joins the job's cluster.
+
+Where the driver runs matters for the embedded Qdrant store: its folder is on
+the driver's disk, so the actors that open it are pinned to the driver's node
+(`ActorOptions(pin_node=driver_node_id())`).
 """
 
 from __future__ import annotations
@@ -9,22 +15,75 @@ from __future__ import annotations
 import logging
 import os
 
+from pydantic import BaseModel
+
+from retrieval.errors import RaystormError
+
 NAMESPACE = "raystorm"
+ADDRESS_ENV = ("RAYSTORM_RAY_ADDRESS", "RAY_ADDRESS")
+_joined: str | None = None  # the address `connect` joined; None when it started a local Ray
 
 
-def connect(address: str | None = None, num_cpus: int | None = None) -> None:
+class ClusterInfo(BaseModel):
+    """What the driver sees of the cluster it runs on."""
+
+    address: str | None  # None: a local Ray started by this process
+    nodes: int
+    cpus: float
+    client_mode: bool  # connected with ray://, the driver is on the cluster's head, not here
+
+    def line(self) -> str:
+        where = f"cluster {self.address}" if self.address else "local Ray"
+        return f"{where}: {self.nodes} node(s), {self.cpus:g} CPUs"
+
+
+def resolve_address(address: str | None = None) -> str | None:
+    """`--address`, else $RAYSTORM_RAY_ADDRESS, else $RAY_ADDRESS (set inside Ray jobs), else None."""
+    if address:
+        return address
+    for name in ADDRESS_ENV:
+        if os.environ.get(name):
+            return os.environ[name]
+    return None
+
+
+def connect(address: str | None = None, num_cpus: int | None = None,
+            runtime_env: dict | None = None) -> ClusterInfo:
     """Idempotent `ray.init`. Actors ask for 0 or fractional CPUs, so small machines don't starve."""
+    global _joined
     import ray
 
-    if ray.is_initialized():
-        return
-    address = address or os.environ.get("RAYSTORM_RAY_ADDRESS") or None
-    common = dict(namespace=NAMESPACE, ignore_reinit_error=True, logging_level=logging.WARNING,
-                  log_to_driver=os.environ.get("RAYSTORM_RAY_LOGS") == "1")
-    if address:
-        ray.init(address=address, **common)
-    else:
-        ray.init(num_cpus=num_cpus or os.cpu_count() or 2, include_dashboard=False, **common)
+    if not ray.is_initialized():
+        address = resolve_address(address)
+        common = dict(namespace=NAMESPACE, ignore_reinit_error=True, logging_level=logging.WARNING,
+                      log_to_driver=os.environ.get("RAYSTORM_RAY_LOGS") == "1")
+        if runtime_env:
+            common["runtime_env"] = runtime_env
+        _joined = address
+        try:
+            if address:
+                ray.init(address=address, **common)
+            else:
+                ray.init(num_cpus=num_cpus or os.cpu_count() or 2, include_dashboard=False, **common)
+        except ConnectionError as exc:
+            raise RaystormError(f"could not join the Ray cluster at {address}: {exc}. Check the address "
+                                "(`ray status` on the head), and that this machine has the cluster's "
+                                "token (~/.ray/auth_token or $RAY_AUTH_TOKEN)") from exc
+    return cluster_info()
+
+
+def cluster_info() -> ClusterInfo:
+    import ray
+
+    return ClusterInfo(address=_joined, nodes=sum(1 for n in ray.nodes() if n.get("Alive")),
+                       cpus=float(ray.cluster_resources().get("CPU", 0.0)),
+                       client_mode=bool(_joined and _joined.startswith("ray://")))
+
+
+def driver_node_id() -> str:
+    import ray
+
+    return ray.get_runtime_context().get_node_id()
 
 
 def shutdown() -> None:

@@ -11,14 +11,14 @@ backoff, may be replayed from a `CompletionCache`, and every run lands in the
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, cast
 
 from autogen_core.models import AssistantMessage, ChatCompletionClient, LLMMessage, SystemMessage, UserMessage
-from pydantic import BaseModel
 
 from agents.lm.backoff import Failure, RetryPolicy, classify, rejection_hint
 from agents.lm.cache import CachedCompletion, CompletionCache, request_key
@@ -33,9 +33,10 @@ from agents.lm.output import (
     system_prompt,
     weaker_mode,
 )
-from agents.lm.steps import Step
+from agents.lm.steps import I, O, Step
 from agents.lm.usage import KNOWN_PRICES, ModelPrice, UsageLedger, UsageRecord, cost_usd
-from retrieval.errors import RaystormError
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -115,7 +116,7 @@ class ChatModel:
         """The mode requests use now (weaker than asked once a server refused a mode)."""
         return self._mode
 
-    async def run(self, step: type[Step], inp: BaseModel) -> BaseModel:
+    async def run(self, step: type[Step[I, O]], inp: I) -> O:
         if not isinstance(inp, step.Input):
             raise TypeError(f"step {step.name} takes {step.Input.__name__}, got {type(inp).__name__}")
         started_at, started = datetime.now(timezone.utc), time.monotonic()
@@ -140,13 +141,13 @@ class ChatModel:
                     output = parse_output(step, replies[1].text, replies[1].finish_reason)
                 except OutputInvalid as second:
                     raise ModelOutputError(step.name, step.stage, self.name, second.problem, replies[1].text) from None
-        except RaystormError as exc:
-            self._record(step, stats, started_at, started, error=str(exc))
+        except Exception as exc:
+            self._record(step, stats, started_at, started, error=str(exc) or type(exc).__name__)
             raise
         # Only a chain that ended in valid output is worth replaying.
         await self._store([r for r in replies if not r.cached])
         self._record(step, stats, started_at, started, error=None)
-        return output
+        return cast(O, output)
 
     async def close(self) -> None:
         await self.client.close()
@@ -175,13 +176,11 @@ class ChatModel:
             try:
                 result = await self._send(messages, fmt, stats)
             except _FormatRefused as refused:
-                weaker = weaker_mode(mode)
-                if weaker is None:
-                    raise RequestRejectedError(endpoint=self.endpoint, model=self.name,
-                                               reason=refused.failure.reason,
-                                               hint=rejection_hint(refused.failure.status)) from None
+                weaker = weaker_mode(mode)  # never None: text mode sends no format to refuse
                 if OUTPUT_MODES.index(weaker) > OUTPUT_MODES.index(self._mode):
                     self._mode = weaker  # remembered: later calls skip the refused mode
+                    _log.warning("%s refused output mode %s for model '%s' (%s); using %s from now on",
+                                 self.endpoint, mode, self.name, refused.failure.reason, weaker)
                 continue
             text = result.content if isinstance(result.content, str) else str(result.content)
             usage = result.usage

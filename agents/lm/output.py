@@ -80,16 +80,15 @@ def parse_output(step: type[Step], text: str, finish_reason: str | None = None) 
     body = _THINK.sub("", text or "").strip()
     if not body:
         raise OutputInvalid("the reply was empty")
+    # Cut off: the reply ends inside its JSON, even if an inner object happens to parse.
+    if (finish_reason == "length" or _looks_truncated(body)) and not _complete_at_first_brace(body):
+        raise OutputInvalid(_TRUNCATED)
     found = extract_json(body)
-    # An unbalanced reply is cut off even when an inner object happens to parse.
-    truncated = finish_reason == "length" or _looks_truncated(body)
     if found is None:
-        raise OutputInvalid(_TRUNCATED if truncated else "the reply contained no JSON object")
+        raise OutputInvalid("the reply contained no JSON object")
     try:
         return step.Output.model_validate(found)
     except ValidationError as exc:
-        if truncated:
-            raise OutputInvalid(_TRUNCATED) from None
         raise OutputInvalid(f"the JSON does not match the schema: {_brief(exc)}") from None
 
 
@@ -113,6 +112,17 @@ def extract_json(text: str):
             if isinstance(value, dict):
                 return value
     return None
+
+
+def _complete_at_first_brace(body: str) -> bool:
+    start = body.find("{")
+    if start < 0:
+        return False
+    try:
+        json.JSONDecoder().raw_decode(body, start)
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def _looks_truncated(body: str) -> bool:

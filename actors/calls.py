@@ -1,0 +1,118 @@
+"""Bounded actor calls: every wait has a timeout, every failure names the actor and the stage.
+
+`call` (async) and `get` (blocking) are the only ways raystorm waits on a Ray
+object ref. A timeout becomes `ActorTimeout`, a dead or unreachable actor
+`ActorUnavailable`, and an exception raised inside the actor comes back as
+itself when it is a `RaystormError` (its message already says what to do), or
+as `ActorCallError` with the remote exception's type and message otherwise.
+`retrying` reissues a call whose actor died, for calls that are safe to repeat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+import ray
+from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
+
+from retrieval.errors import RaystormError
+
+T = TypeVar("T")
+
+
+class ActorCallError(RaystormError):
+    """A call to an actor failed; the message names the actor, the method and the stage."""
+
+    def __init__(self, actor: str, method: str, stage: str, reason: str, hint: str = ""):
+        message = f"actor {actor}, {method}() in stage '{stage}': {reason}"
+        super().__init__(f"{message}. {hint}" if hint else message)
+        self.actor = actor
+        self.method = method
+        self.stage = stage
+        self.reason = reason
+
+
+class ActorTimeout(ActorCallError):
+    def __init__(self, actor: str, method: str, stage: str, timeout_s: float):
+        super().__init__(actor, method, stage, f"no answer after {timeout_s:.0f} s",
+                         "The cluster may be overloaded or the actor stuck: check `ray status` and the actor's "
+                         "log (`ray logs`), raise --call-timeout, or rerun: finished stages are kept")
+        self.timeout_s = timeout_s
+
+
+class ActorUnavailable(ActorCallError):
+    def __init__(self, actor: str, method: str, stage: str, reason: str):
+        super().__init__(actor, method, stage, f"the actor is gone ({reason})",
+                         "Its node may have left the cluster and its restarts are used up; rerun to resume "
+                         "from the last finished stage")
+
+
+def _translate(exc: BaseException, actor: str, method: str, stage: str) -> BaseException:
+    if isinstance(exc, RayTaskError):
+        cause = exc.cause
+        if isinstance(cause, RaystormError):
+            return cause
+        if isinstance(cause, RayActorError):  # the actor called another actor that died
+            return ActorUnavailable(actor, method, stage, _brief(cause))
+        return ActorCallError(actor, method, stage, f"{type(cause).__name__}: {_brief(cause)}")
+    if isinstance(exc, RayActorError):
+        return ActorUnavailable(actor, method, stage, _brief(exc))
+    return exc
+
+
+def _brief(exc: BaseException) -> str:
+    text = " ".join(str(getattr(exc, "error_msg", None) or exc).split())
+    return text[:300] + ("..." if len(text) > 300 else "")
+
+
+async def call(ref: Awaitable[T], *, actor: str, method: str, stage: str, timeout_s: float) -> T:
+    """Await one actor call with a bound."""
+    try:
+        return await asyncio.wait_for(ref, timeout_s)
+    except asyncio.TimeoutError:
+        if isinstance(ref, ray.ObjectRef):
+            ray.cancel(ref)
+        raise ActorTimeout(actor, method, stage, timeout_s) from None
+    except (RayTaskError, RayActorError) as exc:
+        raise _translate(exc, actor, method, stage) from exc
+
+
+def get(refs: ray.ObjectRef | Sequence[ray.ObjectRef], *, actor: str, method: str, stage: str,
+        timeout_s: float) -> Any:
+    """`ray.get` with a bound, for the few places outside an event loop."""
+    try:
+        return ray.get(refs, timeout=timeout_s)
+    except GetTimeoutError:
+        raise ActorTimeout(actor, method, stage, timeout_s) from None
+    except (RayTaskError, RayActorError) as exc:
+        raise _translate(exc, actor, method, stage) from exc
+
+
+async def retrying(make_call: Callable[[], Awaitable[T]], *, attempts: int = 3, delay_s: float = 1.0) -> T:
+    """Reissue an idempotent call while its actor is unavailable (restarting, or its node left).
+
+    Timeouts and errors raised by the actor's own code are not retried: the first
+    would double the wait, the second would fail again the same way.
+    """
+    for attempt in range(attempts):
+        try:
+            return await make_call()
+        except ActorUnavailable:
+            if attempt == attempts - 1:
+                raise
+            await asyncio.sleep(delay_s * (2**attempt))
+    raise AssertionError("unreachable")
+
+
+class Deadline:
+    """What is left of one overall bound, for a sequence of calls."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self._end = time.monotonic() + seconds
+
+    def left(self) -> float:
+        return max(self._end - time.monotonic(), 0.001)

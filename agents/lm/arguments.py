@@ -1,0 +1,136 @@
+"""The language-model options of the command line, and the settings they make.
+
+    add_llm_arguments(parser)
+    settings = settings_from_args(args)                      # LLMSettings, no secrets
+    models = stage_models_from_args(args, cache_dir=..., ledger=...)
+    if models.notice: print(models.notice)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from agents.lm.backoff import RetryPolicy
+from agents.lm.errors import LLMConfigError
+from agents.lm.models import StageModels
+from agents.lm.nlp import TextToolkit
+from agents.lm.output import OUTPUT_MODES
+from agents.lm.settings import STORM_STAGES, LLMSettings, parse_model_spec
+from agents.lm.usage import ModelPrice, UsageLedger
+
+# Options that only tune a chat model; given without any LLM they are refused, not ignored.
+_TUNING = {
+    "llm_structured_output": "--llm-structured-output",
+    "llm_temperature": "--llm-temperature",
+    "llm_max_tokens": "--llm-max-tokens",
+    "llm_timeout": "--llm-timeout",
+    "llm_retries": "--llm-retries",
+    "llm_concurrency": "--llm-concurrency",
+    "llm_price": "--llm-price",
+}
+
+
+def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group(
+        "language model",
+        "Without --llm every step runs on the offline extractive model. API keys come from the "
+        "environment: OPENAI_API_KEY for openai:MODEL, RAYSTORM_LLM_API_KEY (else OPENAI_API_KEY) "
+        "for an OpenAI-compatible server.",
+    )
+    g.add_argument("--llm", metavar="SPEC",
+                   help="the default model: openai:MODEL (e.g. openai:gpt-4o-mini); MODEL served at "
+                        "--llm-base-url; MODEL@URL; or 'extractive'")
+    g.add_argument("--llm-base-url", metavar="URL",
+                   help="an OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio), "
+                        "e.g. http://localhost:8000/v1, for specs that are a bare model name")
+    g.add_argument("--stage-llm", metavar="STAGE=SPEC", action="append", default=[],
+                   help="the model of one stage, repeatable, e.g. outline=openai:gpt-4o or "
+                        f"article=extractive; STORM's stages: {', '.join(STORM_STAGES)}")
+    g.add_argument("--llm-structured-output", choices=OUTPUT_MODES, default=None,
+                   help="strongest output mode to ask for (default json_schema; a server that "
+                        "refuses a mode is asked in the next: json_object, then text)")
+    g.add_argument("--llm-temperature", type=float, default=None, metavar="T", help="default 0.0")
+    g.add_argument("--llm-max-tokens", type=int, default=None, metavar="N",
+                   help="completion tokens per request (default 2048)")
+    g.add_argument("--llm-timeout", type=float, default=None, metavar="SECONDS",
+                   help="limit of one request (default 120)")
+    g.add_argument("--llm-retries", type=int, default=None, metavar="N",
+                   help="retries on 429, 5xx, timeouts and connection errors (default 4)")
+    g.add_argument("--llm-concurrency", type=int, default=None, metavar="N",
+                   help="requests in flight per model (default 8)")
+    g.add_argument("--llm-price", metavar="MODEL=IN,OUT", action="append", default=None,
+                   help="USD per 1M prompt,completion tokens, for cost accounting, e.g. "
+                        "my-model=0.2,0.6 (common OpenAI models are known)")
+    g.add_argument("--no-llm-cache", action="store_true",
+                   help="send every request even if the same one was answered before")
+
+
+def settings_from_args(args: argparse.Namespace) -> LLMSettings:
+    base_url = args.llm_base_url
+    default = parse_model_spec(args.llm, base_url) if args.llm else None
+    stages = {}
+    for item in args.stage_llm:
+        stage, eq, spec = item.partition("=")
+        if not eq or not stage.strip() or not spec.strip():
+            raise LLMConfigError(f"--stage-llm {item!r}: expected STAGE=SPEC, e.g. outline=openai:gpt-4o")
+        stages[stage.strip()] = parse_model_spec(spec, base_url)
+    fields: dict = {"stages": stages}
+    if default is not None:
+        fields["default"] = default
+    if base_url and not any(s.base_url == base_url.rstrip("/") for s in [*stages.values()] + [default] if s):
+        raise LLMConfigError(
+            f"--llm-base-url {base_url} is set but no --llm or --stage-llm names a model on it: "
+            "add --llm MODEL (the name the server serves)"
+        )
+    try:
+        _set_tuning(fields, args)
+        settings = LLMSettings(**fields)
+    except ValueError as exc:
+        raise LLMConfigError(f"language-model options: {exc}") from None
+    if not settings.uses_llm:
+        given = [flag for attr, flag in _TUNING.items() if getattr(args, attr) is not None]
+        if given or args.no_llm_cache:
+            flags = ", ".join(given + (["--no-llm-cache"] if args.no_llm_cache else []))
+            raise LLMConfigError(f"{flags} only apply to a language model: add --llm SPEC, or drop them")
+    return settings
+
+
+def stage_models_from_args(args: argparse.Namespace, cache_dir: str | os.PathLike | None = None,
+                           ledger: UsageLedger | None = None, *, nlp: TextToolkit | None = None) -> StageModels:
+    """The run's models. `cache_dir`: the completion cache (None: none); `ledger`: where
+    every call is recorded (a new one if None; `StageModels.ledger` either way);
+    `nlp`: the extractive model's toolkit (e.g. one with the run's embedder)."""
+    return StageModels.from_settings(settings_from_args(args), cache_dir=cache_dir, ledger=ledger, nlp=nlp)
+
+
+def _set_tuning(fields: dict, args: argparse.Namespace) -> None:
+    if args.llm_structured_output is not None:
+        fields["output_mode"] = args.llm_structured_output
+    if args.llm_temperature is not None:
+        fields["temperature"] = args.llm_temperature
+    if args.llm_max_tokens is not None:
+        fields["max_tokens"] = args.llm_max_tokens
+    if args.llm_concurrency is not None:
+        fields["concurrency"] = args.llm_concurrency
+    retry = {}
+    if args.llm_timeout is not None:
+        retry["timeout_s"] = args.llm_timeout
+    if args.llm_retries is not None:
+        retry["max_retries"] = args.llm_retries
+    if retry:
+        fields["retry"] = RetryPolicy(**retry)
+    if args.llm_price:
+        fields["prices"] = dict(_price(p) for p in args.llm_price)
+    fields["cache"] = not args.no_llm_cache
+
+
+def _price(item: str) -> tuple[str, ModelPrice]:
+    model, eq, numbers = item.partition("=")
+    parts = numbers.split(",")
+    try:
+        if not eq or not model or len(parts) != 2:
+            raise ValueError
+        return model.strip(), ModelPrice(input_per_1m=float(parts[0]), output_per_1m=float(parts[1]))
+    except ValueError:
+        raise LLMConfigError(f"--llm-price {item!r}: expected MODEL=IN,OUT in USD per 1M tokens") from None

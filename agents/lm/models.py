@@ -1,0 +1,183 @@
+"""Building the run's language models from `LLMSettings`: `StageModels`.
+
+`StageModels` is itself a `LanguageModel`: `run(step, inp)` goes to the model of
+`step.stage`. Stages naming the same model share one `ChatModel`, so they share
+its concurrency limit and what it learned about the server's output modes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import httpx
+from autogen_core.models import ModelFamily, ModelInfo
+from autogen_ext.models.openai import OpenAIChatCompletionClient
+
+from agents.lm.cache import CompletionCache
+from agents.lm.chat import ChatModel
+from agents.lm.errors import LLMConfigError
+from agents.lm.extractive import NO_LLM_NOTICE, ExtractiveModel
+from agents.lm.nlp import TextToolkit
+from agents.lm.settings import COMPATIBLE_KEY_ENV, OPENAI_KEY_ENV, LLMSettings, ModelSpec
+from agents.lm.steps import I, LanguageModel, O, Step
+from agents.lm.usage import KNOWN_PRICES, UsageLedger
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+LOCAL_PLACEHOLDER_KEY = "not-needed"  # local servers want some bearer token, and ignore it
+# OpenAI reasoning models take max_completion_tokens and only the default temperature.
+_REASONING = re.compile(r"^(o\d|gpt-5)")
+
+
+class StageModels:
+    """Stage name → `LanguageModel`, with a default for every other stage.
+
+    `notice`: a line for the CLI to print (set when no LLM is configured at all).
+    """
+
+    def __init__(self, default: LanguageModel, stages: Mapping[str, LanguageModel] | None = None, *,
+                 notice: str | None = None):
+        self.default = default
+        self.stages = dict(stages or {})
+        self.notice = notice
+
+    @property
+    def ledger(self) -> UsageLedger:
+        """The models' ledger (built by `from_settings`, they share one; else a merged copy)."""
+        ledgers = {id(m.ledger): m.ledger for m in self._models() if hasattr(m, "ledger")}
+        if len(ledgers) == 1:
+            return next(iter(ledgers.values()))
+        return UsageLedger.merged(ledgers.values())
+
+    def _models(self) -> list[LanguageModel]:
+        return list({id(m): m for m in [self.default, *self.stages.values()]}.values())
+
+    @property
+    def name(self) -> str:
+        return "; ".join(self.describe())
+
+    def for_stage(self, stage: str) -> LanguageModel:
+        return self.stages.get(stage, self.default)
+
+    async def run(self, step: type[Step[I, O]], inp: I) -> O:
+        return await self.for_stage(step.stage).run(step, inp)
+
+    def describe(self) -> list[str]:
+        """One line per override, then the default: "outline: gpt-4o at https://api.openai.com/v1"."""
+        def text(model: LanguageModel) -> str:
+            endpoint = getattr(model, "endpoint", None)
+            return f"{model.name} at {endpoint}" if endpoint else model.name
+        return [f"{s}: {text(m)}" for s, m in sorted(self.stages.items())] + [f"default: {text(self.default)}"]
+
+    def validate_stages(self, known: Iterable[str]) -> None:
+        """Refuse overrides for stages the pipeline about to run does not have."""
+        known = set(known)
+        unknown = sorted(set(self.stages) - known)
+        if unknown:
+            raise LLMConfigError(
+                f"--stage-llm names stage(s) {', '.join(unknown)} that this command does not run; "
+                f"its stages are: {', '.join(sorted(known))}"
+            )
+
+    async def close(self) -> None:
+        for model in self._models():
+            if hasattr(model, "close"):
+                await model.close()
+
+    @classmethod
+    def from_settings(cls, settings: LLMSettings, *, cache_dir: str | os.PathLike | None = None,
+                      ledger: UsageLedger | None = None, nlp: TextToolkit | None = None,
+                      http_client: httpx.AsyncClient | None = None) -> StageModels:
+        """Build every configured model. `cache_dir`: where completions are cached
+        (used when `settings.cache`); `nlp`: the toolkit of the extractive model;
+        `http_client`: the HTTP client for OpenAI-compatible requests (proxies, tests)."""
+        ledger = ledger if ledger is not None else UsageLedger()
+        cache = CompletionCache(Path(cache_dir)) if settings.cache and cache_dir is not None else None
+        built: dict[ModelSpec, LanguageModel] = {}
+
+        def model_for(spec: ModelSpec) -> LanguageModel:
+            if spec not in built:
+                built[spec] = (ExtractiveModel(nlp, ledger) if spec.provider == "extractive" else
+                               chat_model(spec, settings, cache=cache, ledger=ledger, http_client=http_client))
+            return built[spec]
+
+        default = model_for(settings.default)
+        stages = {stage: model_for(spec) for stage, spec in settings.stages.items()}
+        notice = None if settings.uses_llm else NO_LLM_NOTICE
+        return cls(default, stages, notice=notice)
+
+
+def chat_model(spec: ModelSpec, settings: LLMSettings, *, cache: CompletionCache | None,
+               ledger: UsageLedger, http_client: httpx.AsyncClient | None = None) -> ChatModel:
+    """A `ChatModel` for an OpenAI or OpenAI-compatible `spec`."""
+    reasoning = spec.provider == "openai" and bool(_REASONING.match(spec.model))
+    create_args: dict = {}
+    if settings.temperature is not None and not reasoning:
+        create_args["temperature"] = settings.temperature
+    if settings.max_tokens is not None:
+        create_args["max_completion_tokens" if reasoning else "max_tokens"] = settings.max_tokens
+    return ChatModel(
+        openai_client(spec, settings, http_client=http_client),
+        model=spec.model,
+        endpoint=endpoint_of(spec),
+        output_mode=settings.output_mode,
+        create_args=create_args,
+        retry=settings.retry,
+        concurrency=settings.concurrency,
+        cache=cache,
+        ledger=ledger,
+        prices={**KNOWN_PRICES, **settings.prices},
+    )
+
+
+def openai_client(spec: ModelSpec, settings: LLMSettings, *,
+                  http_client: httpx.AsyncClient | None = None) -> OpenAIChatCompletionClient:
+    """autogen's OpenAI client for `spec`; its own retries are off, `ChatModel` retries."""
+    config: dict = {
+        "model": spec.model,
+        "api_key": api_key(spec),
+        "timeout": settings.retry.timeout_s,
+        "max_retries": 0,
+        "include_name_in_message": False,  # some compatible servers reject a "name" field
+    }
+    if http_client is not None:
+        config["http_client"] = http_client  # passed through to openai.AsyncOpenAI
+    if spec.provider == "openai_compatible":
+        return OpenAIChatCompletionClient(**config, base_url=spec.base_url, model_info=generic_model_info(settings))
+    try:  # autogen knows the capabilities of OpenAI's own models by name
+        return OpenAIChatCompletionClient(**config)
+    except ValueError:  # a newer name: tell it what raystorm relies on
+        return OpenAIChatCompletionClient(**config, model_info=generic_model_info(settings))
+
+
+def generic_model_info(settings: LLMSettings) -> ModelInfo:
+    """What autogen must be told about a model it does not know."""
+    return ModelInfo(
+        vision=False,
+        function_calling=False,
+        json_output=settings.output_mode != "text",
+        family=ModelFamily.UNKNOWN,
+        structured_output=settings.output_mode == "json_schema",
+        multiple_system_messages=False,
+    )
+
+
+def api_key(spec: ModelSpec, environ: Mapping[str, str] = os.environ) -> str:
+    if spec.provider == "openai":
+        key = environ.get(OPENAI_KEY_ENV)
+        if not key:
+            raise LLMConfigError(
+                f"{OPENAI_KEY_ENV} is not set: export it to use --llm {spec.label}, or serve a model "
+                "locally and pass --llm-base-url http://host:8000/v1 --llm MODEL"
+            )
+        return key
+    return environ.get(COMPATIBLE_KEY_ENV) or environ.get(OPENAI_KEY_ENV) or LOCAL_PLACEHOLDER_KEY
+
+
+def endpoint_of(spec: ModelSpec) -> str:
+    if spec.provider == "openai":
+        return os.environ.get("OPENAI_BASE_URL", OPENAI_BASE_URL)
+    return spec.base_url or "(none)"
+

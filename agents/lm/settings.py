@@ -1,0 +1,140 @@
+"""`LLMSettings`: which model runs each stage, and how it is called — never a secret.
+
+Settings are plain values: written into run_config.json as they are, shipped to
+Ray actors, which rebuild the same models with `StageModels.from_settings`. API
+keys are read from the environment where the models are built
+(`LLMSettings.api_key_env` lists what a remote process needs).
+
+Model specs, as given to `--llm` and `--stage-llm STAGE=SPEC`:
+
+- `extractive` — the offline extractive model;
+- `openai:MODEL` — OpenAI's API (key from OPENAI_API_KEY);
+- `MODEL` — MODEL on the OpenAI-compatible server of `--llm-base-url`;
+- `MODEL@URL` — MODEL on the OpenAI-compatible server at URL (vLLM, Ollama,
+  llama.cpp's server, LM Studio; key from RAYSTORM_LLM_API_KEY, else
+  OPENAI_API_KEY, else a placeholder that local servers accept).
+
+Stages are free strings. STORM's are `STORM_STAGES`; other pipelines add their own
+(each `Step` names its `stage`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from agents.lm.backoff import RetryPolicy
+from agents.lm.errors import LLMConfigError
+from agents.lm.output import OutputMode
+from agents.lm.usage import ModelPrice
+
+STORM_STAGES = ("conv_simulator", "question_asker", "outline", "article", "polish")
+
+Provider = Literal["extractive", "openai", "openai_compatible"]
+OPENAI_KEY_ENV = "OPENAI_API_KEY"
+COMPATIBLE_KEY_ENV = "RAYSTORM_LLM_API_KEY"
+_STAGE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class ModelSpec(BaseModel):
+    """One model at one endpoint (hashable: equal specs build one shared model)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    provider: Provider
+    model: str = "extractive"
+    base_url: str | None = None
+
+    @field_validator("base_url")
+    @classmethod
+    def _no_credentials_in_url(cls, url: str | None) -> str | None:
+        if url is None:
+            return None
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"base URL must look like http://host:8000/v1, got {url!r}")
+        if parts.username or parts.password:
+            raise ValueError("put credentials in RAYSTORM_LLM_API_KEY, not in the base URL")
+        return url.rstrip("/")
+
+    @property
+    def label(self) -> str:
+        if self.provider == "openai":
+            return f"openai:{self.model}"
+        if self.provider == "openai_compatible":
+            return f"{self.model}@{self.base_url}"
+        return "extractive"
+
+
+EXTRACTIVE_SPEC = ModelSpec(provider="extractive")
+
+
+def parse_model_spec(text: str, base_url: str | None = None) -> ModelSpec:
+    """A `ModelSpec` from `--llm` syntax; `base_url` is `--llm-base-url`, for bare names."""
+    text = text.strip()
+    try:
+        if text == "extractive":
+            return EXTRACTIVE_SPEC
+        if text.startswith("openai:") and len(text) > len("openai:"):
+            return ModelSpec(provider="openai", model=text[len("openai:"):])
+        on_server = re.match(r"^(.+?)@(https?://.+)$", text)
+        if on_server:
+            return ModelSpec(provider="openai_compatible", model=on_server[1], base_url=on_server[2])
+        if text and base_url:
+            return ModelSpec(provider="openai_compatible", model=text, base_url=base_url)
+    except ValueError as exc:  # pydantic's, from the URL check
+        raise LLMConfigError(f"model spec {text!r}: {exc}") from None
+    raise LLMConfigError(
+        f"model spec {text!r} names no endpoint: use openai:MODEL for OpenAI, MODEL with "
+        "--llm-base-url http://host:8000/v1 (or MODEL@http://host:8000/v1) for an OpenAI-compatible "
+        "server, or 'extractive'"
+    )
+
+
+class LLMSettings(BaseModel):
+    """Everything needed to rebuild a run's models, without secrets."""
+
+    default: ModelSpec = EXTRACTIVE_SPEC
+    stages: dict[str, ModelSpec] = Field(default_factory=dict, description="per-stage overrides")
+    output_mode: OutputMode = Field("json_schema", description="strongest structured-output mode to try")
+    temperature: float | None = Field(0.0, ge=0, le=2)
+    max_tokens: int | None = Field(2048, gt=0)
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
+    concurrency: int = Field(8, ge=1, description="requests in flight per model")
+    prices: dict[str, ModelPrice] = Field(default_factory=dict, description="added to KNOWN_PRICES")
+    cache: bool = Field(True, description="replay identical requests from the run's cache directory")
+
+    @field_validator("stages")
+    @classmethod
+    def _stage_names(cls, stages: dict[str, ModelSpec]) -> dict[str, ModelSpec]:
+        for name in stages:
+            if not _STAGE.match(name):
+                raise ValueError(f"stage name {name!r} must be lowercase letters, digits and _")
+        return stages
+
+    def spec_for(self, stage: str) -> ModelSpec:
+        return self.stages.get(stage, self.default)
+
+    @property
+    def specs(self) -> list[ModelSpec]:
+        return [self.default, *self.stages.values()]
+
+    @property
+    def uses_llm(self) -> bool:
+        return any(s.provider != "extractive" for s in self.specs)
+
+    def api_key_env(self, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+        """The key variables these models read, with their values from `environ`: for a
+        Ray `runtime_env={"env_vars": ...}`. Never write the result to disk."""
+        names: set[str] = set()
+        for spec in self.specs:
+            if spec.provider == "openai":
+                names.add(OPENAI_KEY_ENV)
+            elif spec.provider == "openai_compatible":
+                names |= {COMPATIBLE_KEY_ENV, OPENAI_KEY_ENV}
+        return {n: environ[n] for n in sorted(names) if n in environ}

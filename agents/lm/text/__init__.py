@@ -1,0 +1,1 @@
+"""The pieces behind `agents.lm.nlp.TextToolkit`: sentences, tokens, entities, vectors."""

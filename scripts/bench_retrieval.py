@@ -1,0 +1,110 @@
+"""Benchmark the retrieval core on the multi-hop sets: ingest speed, query latency, Recall@k.
+
+For each set folder (questions.json + corpus.json, MuSiQue or HotpotQA layout) it
+ingests the corpus into a fresh temporary data dir (embedded Qdrant, the offline
+all-MiniLM-L6-v2 int8 model + BM25), then runs every question through each search
+mode and prints ingest passages/s, query p50/p95 latency and Recall@2/@5 as a
+table, then one JSON line with all figures.
+
+    python scripts/bench_retrieval.py                      # ../shared/data/{musique,hotpotqa}
+    python scripts/bench_retrieval.py --sets musique --modes hybrid
+    python scripts/bench_retrieval.py --data /path/to/sets --sets my_set
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from retrieval.config import StoreSettings
+from retrieval.datasets import MultihopSet, load_multihop_set, recall_at_k
+from retrieval.ingest import Ingestor
+from retrieval.search import Corpus, SearchSettings
+from retrieval.store import PassageStore
+
+DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+MODES = ("dense", "sparse", "hybrid", "hybrid+mmr")
+KS = (2, 5)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def bench_set(dataset: MultihopSet, modes: list[str], search: SearchSettings) -> dict:
+    with tempfile.TemporaryDirectory(prefix="raystorm-bench-") as tmp:
+        settings = StoreSettings.resolve(data_dir=tmp, qdrant_url=None)
+        store = PassageStore(settings)
+        ingestor = Ingestor(settings, store=store, max_words=dataset.max_words)
+        started = time.perf_counter()
+        ingestor.dense.dimension, ingestor.sparse.embed_query("warm up")  # load both models
+        load_s = time.perf_counter() - started
+        summary = ingestor.ingest_documents(dataset.documents, dataset.name)
+        corpus = Corpus(settings, dataset.name, store=store, dense=ingestor.dense, sparse=ingestor.sparse,
+                        search=search)
+        result = {"set": dataset.name, "documents": summary.documents, "passages": summary.passages,
+                  "questions": len(dataset.questions), "model_load_s": round(load_s, 2),
+                  "ingest_s": round(summary.seconds, 2),
+                  "ingest_passages_per_s": round(summary.passages / summary.seconds, 1), "modes": {}}
+        for name in modes:
+            mode, mmr = name.removesuffix("+mmr"), name.endswith("+mmr")
+            corpus.search(dataset.questions[0].question, k=max(KS), mode=mode, mmr=mmr)  # warm-up
+            latencies, recalls = [], {k: [] for k in KS}
+            for question in dataset.questions:
+                t0 = time.perf_counter()
+                hits = corpus.search(question.question, k=max(KS), mode=mode, mmr=mmr)
+                latencies.append((time.perf_counter() - t0) * 1000)
+                for k in KS:
+                    recalls[k].append(recall_at_k(hits, question, k))
+            result["modes"][name] = {"p50_ms": round(percentile(latencies, 0.5), 1),
+                                     "p95_ms": round(percentile(latencies, 0.95), 1),
+                                     **{f"recall@{k}": round(statistics.mean(recalls[k]), 3) for k in KS}}
+        store.close()
+    return result
+
+
+def print_table(results: list[dict], default_mode: str) -> None:
+    print(f"\n{'set':<10} {'mode':<12} {'p50 ms':>7} {'p95 ms':>7} {'R@2':>6} {'R@5':>6}")
+    for r in results:
+        for mode, m in r["modes"].items():
+            mark = " (default)" if mode == default_mode else ""
+            print(f"{r['set']:<10} {mode:<12} {m['p50_ms']:>7.1f} {m['p95_ms']:>7.1f} "
+                  f"{m['recall@2']:>6.3f} {m['recall@5']:>6.3f}{mark}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
+                        help=f"folder holding the set folders (default: {DEFAULT_DATA})")
+    parser.add_argument("--sets", nargs="+", default=["musique", "hotpotqa"],
+                        help="set folders under --data, each with questions.json + corpus.json")
+    parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES,
+                        help="search modes to run (default: all)")
+    parser.add_argument("--fusion-k", type=int, help="override SearchSettings.fusion_k")
+    parser.add_argument("--dense-weight", type=float, help="override SearchSettings.dense_weight")
+    parser.add_argument("--sparse-weight", type=float, help="override SearchSettings.sparse_weight")
+    args = parser.parse_args(argv)
+
+    overrides = {key: value for key, value in (("fusion_k", args.fusion_k), ("dense_weight", args.dense_weight),
+                                               ("sparse_weight", args.sparse_weight)) if value is not None}
+    search = SearchSettings(**overrides)
+    print(f"search settings: {search.model_dump_json()}")
+    results = []
+    for name in args.sets:
+        dataset = load_multihop_set(args.data / name)
+        result = bench_set(dataset, args.modes, search)
+        print(f"{name}: {result['passages']} passages ingested in {result['ingest_s']:.1f} s "
+              f"({result['ingest_passages_per_s']:.0f} passages/s; models loaded in {result['model_load_s']:.1f} s)")
+        results.append(result)
+    print_table(results, search.mode)
+    print(json.dumps({"bench": "retrieval", "search": search.model_dump(), "results": results}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,85 @@
+"""Trivial autogen chat agents and actors hosting them, for the proxy tests (importable by Ray workers)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import ray
+from autogen_agentchat.agents import BaseChatAgent
+from autogen_agentchat.base import Response
+from autogen_agentchat.messages import BaseChatMessage, TextMessage
+from autogen_core import CancellationToken
+
+from actors.chat_proxy import AgentCard, ChatAgentHost, stateless_turn
+
+DONE = "Thank you so much for your help!"
+
+
+class CountingAgent(BaseChatAgent):
+    """Replies with its turn count, how many messages it has seen, and the last one; stateful."""
+
+    def __init__(self, name: str, stop_after: int | None = None):
+        super().__init__(name, f"counts turns ({name})")
+        self.stop_after = stop_after
+        self.turns = 0
+        self.seen = 0
+
+    @property
+    def produced_message_types(self) -> Sequence[type[BaseChatMessage]]:
+        return (TextMessage,)
+
+    async def on_messages(self, messages: Sequence[BaseChatMessage], cancellation_token: CancellationToken) -> Response:
+        self.turns += 1
+        self.seen += len(messages)
+        last = messages[-1].to_text() if messages else "-"
+        text = f"{self.name} turn {self.turns} (seen {self.seen}) re: {last[:40]}"
+        if self.stop_after and self.turns >= self.stop_after:
+            text += f" {DONE}"
+        return Response(chat_message=TextMessage(content=text, source=self.name))
+
+    async def on_reset(self, cancellation_token: CancellationToken) -> None:
+        self.turns = self.seen = 0
+
+    async def save_state(self) -> Mapping[str, Any]:
+        return {"turns": self.turns, "seen": self.seen}
+
+    async def load_state(self, state: Mapping[str, Any]) -> None:
+        self.turns, self.seen = state["turns"], state["seen"]
+
+
+@ray.remote(num_cpus=0, max_restarts=1)
+class HostActor:
+    def __init__(self) -> None:
+        self.host = ChatAgentHost()
+
+    def add(self, key: str, name: str, stop_after: int | None) -> AgentCard:
+        return self.host.add(key, CountingAgent(name, stop_after))
+
+    async def on_messages(self, key, messages):
+        return await self.host.on_messages(key, messages)
+
+    async def on_reset(self, key):
+        await self.host.on_reset(key)
+
+    async def save_state(self, key):
+        return await self.host.save_state(key)
+
+    async def load_state(self, key, state):
+        await self.host.load_state(key, state)
+
+
+@ray.remote(num_cpus=0, max_restarts=2, max_task_retries=2)
+class PoolMember:
+    """Builds the agent a spec names for every turn; its state comes with the call."""
+
+    def ready(self) -> bool:
+        return True
+
+    async def turn(self, spec: dict, state, messages):
+        return await stateless_turn(CountingAgent(spec["name"], spec.get("stop_after")), state, messages)
+
+    def pid(self) -> int:
+        import os
+
+        return os.getpid()

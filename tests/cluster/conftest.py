@@ -1,0 +1,56 @@
+"""Ray fixtures of the cluster tests: one session-wide cluster of three nodes on this machine.
+
+`ray_cluster` is a `ray.cluster_utils.Cluster` (head + 2 worker nodes), started
+once for the whole session (Ray takes seconds to start) and joined by the test
+process; the fault test removes a worker mid-run and adds a new one after.
+`corpus_settings` ingests the bundled example corpus once into a temp data dir.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+EXAMPLE_COLLECTION = "example"
+NODE_CPUS = 2  # logical CPUs per node; actors ask for 0, so this only caps tasks
+NODE = {"num_cpus": NODE_CPUS, "object_store_memory": 150 * 1024 * 1024}
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(tmp_path_factory):
+    import ray
+    from ray.cluster_utils import Cluster
+
+    from cluster.runtime import NAMESPACE
+
+    if ray.is_initialized():  # another test module's local Ray: this session's cluster replaces it
+        ray.shutdown()
+    cluster = Cluster(initialize_head=True, head_node_args={**NODE, "include_dashboard": False})
+    for _ in range(2):
+        cluster.add_node(**NODE)
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address, namespace=NAMESPACE, logging_level="WARNING",
+             log_to_driver=os.environ.get("RAYSTORM_RAY_LOGS") == "1")
+    yield cluster
+    ray.shutdown()
+    cluster.shutdown()
+
+
+@pytest.fixture(scope="session")
+def corpus_settings(tmp_path_factory):
+    """Store settings of a temp data dir holding the bundled corpus as collection 'example'."""
+    from retrieval.config import StoreSettings
+    from retrieval.ingest import Ingestor
+
+    import retrieval
+
+    data_dir = tmp_path_factory.mktemp("raystorm-home")
+    settings = StoreSettings.resolve(str(data_dir))
+    ingestor = Ingestor(settings)
+    try:
+        ingestor.ingest_paths([Path(retrieval.__file__).parent / "example_corpus"], EXAMPLE_COLLECTION)
+    finally:
+        ingestor.store.close()
+    return settings
