@@ -12,6 +12,10 @@ own pydantic messages and its `Response`; nothing is re-encoded.
   topic expert). The agent's saved state travels with each turn: the pool member
   loads it, answers, and returns the new state, so any member can take the next
   turn, and a turn retried on another actor after a crash gives the same reply.
+
+An autogen team turns an agent's exception into a bare `RuntimeError(str(exc))`;
+each proxy keeps the typed error it raised last in `last_error`, so the caller
+of the team can tell a lost actor (worth a retry) from anything else.
 """
 
 from __future__ import annotations
@@ -104,6 +108,7 @@ class RemoteChatAgent(BaseChatAgent):
         self._actor = actor
         self._key = key
         self._bound = dict(actor=label, stage=stage, timeout_s=timeout_s)
+        self.last_error: Exception | None = None
 
     @property
     def produced_message_types(self) -> Sequence[type[BaseChatMessage]]:
@@ -111,7 +116,11 @@ class RemoteChatAgent(BaseChatAgent):
 
     async def on_messages(self, messages: Sequence[BaseChatMessage], cancellation_token: CancellationToken) -> Response:
         ref = self._actor.on_messages.remote(self._key, list(messages))
-        return await _linked(ref, cancellation_token, method="on_messages", **self._bound)
+        try:
+            return await _linked(ref, cancellation_token, method="on_messages", **self._bound)
+        except Exception as exc:
+            self.last_error = exc
+            raise
 
     async def on_reset(self, cancellation_token: CancellationToken) -> None:
         await _linked(self._actor.on_reset.remote(self._key), cancellation_token, method="on_reset", **self._bound)
@@ -140,6 +149,7 @@ class PooledChatAgent(BaseChatAgent):
         self._timeout_s = timeout_s
         self._attempts = attempts
         self._state: Mapping[str, Any] | None = None
+        self.last_error: Exception | None = None
 
     @property
     def produced_message_types(self) -> Sequence[type[BaseChatMessage]]:
@@ -150,7 +160,11 @@ class PooledChatAgent(BaseChatAgent):
             "turn", self._spec, self._state, list(messages), stage=self._stage, timeout_s=self._timeout_s,
             idempotent=True, attempts=self._attempts))
         cancellation_token.link_future(task)
-        response, self._state = await task
+        try:
+            response, self._state = await task
+        except Exception as exc:
+            self.last_error = exc
+            raise
         return response
 
     async def on_reset(self, cancellation_token: CancellationToken) -> None:

@@ -1,67 +1,121 @@
-"""`Corpus` actors: hybrid search over an ingested collection, as a pool.
+"""`Corpus` actors: hybrid search over an ingested collection, and the runs' information tables.
 
-Embedded Qdrant is single-process, so in embedded mode the pool has one actor,
-which owns the store folder; with a Qdrant server every actor opens its own client.
+Embedded Qdrant is single-process, so in embedded mode the pool has exactly one
+actor, pinned to the driver's node (the store folder is on that disk); it owns
+the folder and hosts both the corpus search and every information table of
+the run (`infotable-*` collections in the same store). With a Qdrant server
+every actor opens its own client, the pool grows with the cluster, and a
+table's readers may also go to the server directly (`actors.table`).
+
+Every method is safe to repeat (searches read; table writes are idempotent by
+point id), so Ray retries a call whose actor died (`max_task_retries`).
 """
 
 from __future__ import annotations
 
-import asyncio
-import itertools
-
 import ray
 
+from actors.pool import ActorOptions, ActorPool
 from retrieval.config import StoreSettings
 from retrieval.errors import RaystormError
+from retrieval.infotable import InformationTable, Snippet
 from retrieval.search import Corpus, SearchSettings
 from retrieval.store import SearchFilter, SearchHit, SearchMode
 
 SEARCH_TIMEOUT_S = 60.0
+CORPUS_OPTIONS = ActorOptions(max_restarts=-1, max_task_retries=3)
 
 
 @ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=3)
 class CorpusActor:
-    """Hosts one `retrieval.search.Corpus`; searches are read-only, so retries are safe."""
+    """Hosts one `retrieval.search.Corpus` and, on the same Qdrant client, the runs' tables."""
 
     def __init__(self, settings: StoreSettings, collection: str, search: SearchSettings | None = None):
         self._corpus = Corpus(settings, collection, search=search)
         self._corpus.check()
+        self._tables: dict[str, InformationTable] = {}
 
     def search(self, query: str, k: int, mode: SearchMode | None, flt: SearchFilter | None,
                mmr: bool) -> list[SearchHit]:
         return self._corpus.search(query, k=k, mode=mode, flt=flt, mmr=mmr)
 
-    def ready(self) -> bool:
-        return True
+    def ready(self) -> str:
+        """The node this actor runs on, once it is up."""
+        return ray.get_runtime_context().get_node_id()
+
+    def _table(self, name: str) -> InformationTable:
+        if name not in self._tables:
+            c = self._corpus
+            self._tables[name] = InformationTable(c.store, name, c.dense, c.sparse)
+        return self._tables[name]
+
+    def table_add(self, name: str, snippets: list[Snippet]) -> int:
+        return self._table(name).add(snippets)
+
+    def table_search(self, name: str, queries: list[str], k: int) -> list[Snippet]:
+        return self._table(name).search(queries, k)
+
+    def table_snippets(self, name: str) -> list[Snippet]:
+        return self._table(name).snippets()
+
+    def table_count(self, name: str) -> int:
+        return len(self._table(name))
+
+    def table_drop(self, name: str) -> None:
+        self._table(name).drop()
+        self._tables.pop(name, None)
 
 
-class CorpusPool:
-    """A `Retriever` over several `CorpusActor`s, round robin, every call bounded by a timeout."""
+class PoolRetriever:
+    """A `Retriever` over corpus actors; picklable, so other actors search through it too."""
 
-    def __init__(self, settings: StoreSettings, collection: str, size: int = 1,
-                 search: SearchSettings | None = None, mode: SearchMode | None = None, mmr: bool = False,
+    def __init__(self, pool: ActorPool, collection: str, mode: SearchMode | None = None, mmr: bool = False,
                  timeout_s: float = SEARCH_TIMEOUT_S):
-        if not settings.qdrant_url:
-            size = 1  # one owner for the embedded store folder
+        self.pool = pool
         self.collection = collection
         self.mode = mode
         self.mmr = mmr
         self.timeout_s = timeout_s
-        self.actors = [CorpusActor.options(name=None).remote(settings, collection, search) for _ in range(size)]
-        self._next = itertools.cycle(range(size))
+
+    async def search(self, query: str, k: int = 5, flt: SearchFilter | None = None) -> list[SearchHit]:
+        return await self.pool.call("search", query, k, self.mode, flt, self.mmr, stage="search",
+                                    timeout_s=self.timeout_s, idempotent=True)
+
+
+class CorpusPool:
+    """Corpus actors for one collection, as a `Retriever`; every call bounded by a timeout.
+
+    `pin_node`: in embedded mode, the node whose disk holds the store (default: the
+    driver's). `size` is ignored in embedded mode (one owner for the folder).
+    """
+
+    def __init__(self, settings: StoreSettings, collection: str, size: int = 1,
+                 search: SearchSettings | None = None, mode: SearchMode | None = None, mmr: bool = False,
+                 timeout_s: float = SEARCH_TIMEOUT_S, options: ActorOptions | None = None,
+                 pin_node: str | None = None):
+        options = options or CORPUS_OPTIONS
+        if not settings.qdrant_url:
+            size = 1  # one owner for the embedded store folder, on the node that has it
+            options = options.model_copy(update={"pin_node": pin_node or ray.get_runtime_context().get_node_id()})
+        self.collection = collection
+        self.timeout_s = timeout_s
+        self.pool = ActorPool.create(CorpusActor, size, options, label=f"Corpus[{collection}]",
+                                     args=(settings, collection, search))
+        self.actors = self.pool.handles
+        self._retriever = PoolRetriever(self.pool, collection, mode, mmr, timeout_s)
 
     def wait_ready(self, timeout_s: float = 120.0) -> None:
         try:
-            ray.get([a.ready.remote() for a in self.actors], timeout=timeout_s)
-        except ray.exceptions.RayActorError as exc:
-            raise RaystormError(f"Corpus actor for '{self.collection}' failed to start: {exc.error_msg if hasattr(exc, 'error_msg') else exc}") from exc
-        except ray.exceptions.GetTimeoutError as exc:
-            raise RaystormError(f"Corpus actor for '{self.collection}' not ready after {timeout_s:.0f} s") from exc
+            self.pool.wait_ready(timeout_s=timeout_s)
+        except RaystormError as exc:
+            raise RaystormError(f"Corpus actor for '{self.collection}' did not start: {exc}") from exc
+
+    def retriever(self) -> PoolRetriever:
+        return self._retriever
 
     async def search(self, query: str, k: int = 5, flt: SearchFilter | None = None) -> list[SearchHit]:
-        actor = self.actors[next(self._next)]
-        try:
-            return await asyncio.wait_for(actor.search.remote(query, k, self.mode, flt, self.mmr), self.timeout_s)
-        except asyncio.TimeoutError as exc:
-            raise RaystormError(f"Corpus actor search for '{query[:60]}' timed out after {self.timeout_s:.0f} s "
-                                f"(collection '{self.collection}')") from exc
+        return await self._retriever.search(query, k=k, flt=flt)
+
+    def kill(self) -> None:
+        self.pool.kill()
+

@@ -186,8 +186,9 @@ class LLMGateway:
         self._book = UsageBook()
         self._cache = CompletionCache(settings.cache_dir) if settings.cache_dir else None
 
-    def ready(self) -> bool:
-        return True
+    def ready(self) -> str:
+        """The node this actor runs on, once it is up."""
+        return ray.get_runtime_context().get_node_id()
 
     def _gate(self, endpoint: str) -> EndpointGate:
         if endpoint not in self._gates:
@@ -216,8 +217,8 @@ class LLMGateway:
         return self._book.report([g.stats for g in self._gates.values()])
 
     def cache_get(self, key: str) -> CachedCompletion | None:
-        return self._cache.get(key) if self._cache else None
+        return self._cache.get(key) if self._cache is not None else None
 
     def cache_put(self, entry: CachedCompletion) -> None:
-        if self._cache:
+        if self._cache is not None:  # (an empty cache is falsy: it has a __len__)
             self._cache.put(entry)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 import ray
@@ -29,6 +30,7 @@ from agents.lm.nlp import TextToolkit
 from agents.lm.settings import LLMSettings, ModelSpec
 from agents.lm.steps import LanguageModel, Step
 from agents.lm.usage import UsageLedger
+from retrieval.embeddings import DenseEmbedder
 
 INJECTED_ENDPOINT = "injected-latency"
 GATEWAY_TIMEOUT_S = 60.0
@@ -129,6 +131,16 @@ class ModelRecipe(BaseModel):
     inject_latency_s: float = Field(0.0, ge=0, description="benchmark knob: a wait per model call")
     http_client_factory: Callable[[], httpx.AsyncClient] | None = Field(
         None, description="builds the HTTP client of chat models (proxies; tests mock the endpoint here)")
+    toolkit_model: str | None = Field(
+        None, description="dense model the extractive toolkit embeds with (None: lexical similarity only)")
+    models_dir: str | None = Field(None, description="where that model's files are (a node-local folder)")
+
+    def toolkit(self) -> TextToolkit:
+        """The extractive model's toolkit, as the in-process run builds it."""
+        if self.toolkit_model is None:
+            return TextToolkit()
+        embedder = DenseEmbedder(self.toolkit_model, Path(self.models_dir) if self.models_dir else None)
+        return TextToolkit(embed=embedder.embed)
 
 
 class ActorModels:
@@ -174,7 +186,7 @@ class ActorModels:
 
         default = model_for(settings.default)
         stages = {stage: model_for(spec) for stage, spec in settings.stages.items()}
-        return StageModels(default, stages, ledger=ledger, notice=None if settings.uses_llm else NO_LLM_NOTICE)
+        return StageModels(default, stages, notice=None if settings.uses_llm else NO_LLM_NOTICE)
 
     async def close(self) -> None:
         for models in self._by_topic.values():

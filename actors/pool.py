@@ -87,9 +87,17 @@ class ActorPool:
 
     @classmethod
     def create(cls, actor_class: Any, size: int, options: ActorOptions, label: str,
-               args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None) -> "ActorPool":
+               args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None,
+               runtime_env: dict[str, Any] | None = None, pass_label: bool = False) -> "ActorPool":
+        """`size` actors. `runtime_env`: kept out of the printable options (it may carry API keys).
+        `pass_label`: give each actor its own name, `label="Expert[3]"`, e.g. for its usage records."""
         opts = options.ray_options()
-        handles = [actor_class.options(**opts).remote(*args, **(kwargs or {})) for _ in range(max(size, 1))]
+        if runtime_env:
+            opts["runtime_env"] = runtime_env
+        handles = []
+        for i in range(max(size, 1)):
+            extra = {"label": f"{label}[{i}]"} if pass_label else {}
+            handles.append(actor_class.options(**opts).remote(*args, **(kwargs or {}), **extra))
         return cls(handles, label)
 
     def __len__(self) -> int:
@@ -130,8 +138,9 @@ class ActorPool:
         refs = [getattr(h, method).remote(*args) for h in self.handles]
         return get(refs, actor=f"{self.label}[*]", method=method, stage=stage, timeout_s=timeout_s)
 
-    def wait_ready(self, timeout_s: float = 120.0, stage: str = "startup") -> None:
-        self.broadcast("ready", stage=stage, timeout_s=timeout_s)
+    def wait_ready(self, timeout_s: float = 120.0, stage: str = "startup") -> list[Any]:
+        """Wait until every actor answers `ready()`; their answers (raystorm's actors: their node ids)."""
+        return self.broadcast("ready", stage=stage, timeout_s=timeout_s)
 
     def kill(self) -> None:
         for h in self.handles:

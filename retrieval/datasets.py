@@ -17,20 +17,16 @@ DeepSearcher reports (see ../shared/data/README.md).
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any, Iterable, Literal
 
 from pydantic import BaseModel, Field
 
+from retrieval import formats
 from retrieval.documents import Document, Passage, Segment
 from retrieval.errors import RaystormError
 from retrieval.splitter import DEFAULT_MAX_WORDS
 from retrieval.store import SearchHit
-
-
-_BETWEEN = re.compile(r"[\s,]*")
-_COLON = re.compile(r"\s*:\s*")
 
 
 class DatasetError(RaystormError):
@@ -90,44 +86,34 @@ def load_multihop_set(folder: str | Path) -> MultihopSet:
 
 
 def corpus_documents(text: str, path: str) -> list[Document]:
-    """One `Document` per corpus entry; entries with no text are left out."""
+    """One `Document` per corpus entry (record = its index); entries with no text are left out."""
+    pos = len(text) - len(text.lstrip())
+    if text[pos : pos + 1] not in ("[", "{"):
+        raise DatasetError(f"{path}: expected a JSON list of {{title, text}} or an object title -> sentences")
+    line_of = formats.line_index(text)
     documents = []
-    for index, (key, value, line_start, line_end) in enumerate(_top_level_entries(text, path)):
-        if isinstance(value, dict):  # MuSiQue: {title, text}
-            title, body = value.get("title"), value.get("text") or value.get("paragraph_text")
-        else:  # HotpotQA: title -> sentences
-            title, body = key, "".join(value) if isinstance(value, list) else value
-        if not isinstance(body, str) or not body.strip():
-            continue
-        documents.append(Document(
-            doc_id=Document.make_id(path, index), path=path, record=index, title=str(title or f"#{index}"),
-            segments=[Segment(text=body.strip(), line_start=line_start, line_end=line_end)]))
+    try:
+        for index, member in enumerate(formats.json_members(text, pos)):
+            title, body = _entry(member.key, member.value)
+            if not body.strip():
+                continue
+            documents.append(Document(
+                doc_id=Document.make_id(path, index), path=path, record=index, title=title or f"#{index}",
+                segments=[Segment(text=body.strip(), line_start=line_of(member.start),
+                                  line_end=line_of(member.end - 1))]))
+    except ValueError as exc:  # json.JSONDecodeError is one
+        raise DatasetError(f"{path}: malformed JSON ({exc})") from exc
     return documents
 
 
-def _top_level_entries(text: str, path: str) -> Iterable[tuple[str | None, Any, int, int]]:
-    """(key or None, value, first line, last line) of each entry of a top-level list or object."""
-    decoder = json.JSONDecoder()
-    pos = _BETWEEN.match(text, 0).end()
-    if pos >= len(text) or text[pos] not in "[{":
-        raise DatasetError(f"{path}: expected a JSON list of {{title, text}} or an object title -> sentences")
-    is_object, pos = text[pos] == "{", pos + 1
-    line, counted = 1, 0
-    try:
-        while True:
-            pos = _BETWEEN.match(text, pos).end()
-            if pos >= len(text) or text[pos] in "]}":
-                return
-            start, key = pos, None
-            if is_object:
-                key, pos = decoder.raw_decode(text, pos)
-                pos = _COLON.match(text, pos).end()
-            value, pos = decoder.raw_decode(text, pos)
-            line_start = line + text.count("\n", counted, start)
-            line, counted = line_start + text.count("\n", start, pos - 1), pos - 1  # count each char once
-            yield key, value, line_start, line
-    except (json.JSONDecodeError, AttributeError) as exc:
-        raise DatasetError(f"{path}: malformed JSON near offset {pos} ({exc})") from exc
+def _entry(key: str | None, value: Any) -> tuple[str, str]:
+    """(title, text) of a corpus entry: `{title, text}` (MuSiQue) or title -> sentences (HotpotQA)."""
+    if isinstance(value, dict):
+        body = value.get("text") or value.get("paragraph_text") or ""
+        return str(value.get("title") or ""), body if isinstance(body, str) else ""
+    if isinstance(value, list):
+        return key or "", "".join(str(sentence) for sentence in value)
+    return key or "", value if isinstance(value, str) else ""
 
 
 def _read_json(path: Path) -> Any:
@@ -137,11 +123,13 @@ def _read_json(path: Path) -> Any:
         raise DatasetError(f"{path}: not valid JSON ({exc})") from exc
 
 
-def _question(raw: dict, path: Path, index: int) -> MultihopQuestion:
+def _question(raw: Any, path: Path, index: int) -> MultihopQuestion:
+    if not isinstance(raw, dict):
+        raise DatasetError(f"{path}: question {index} is not a JSON object")
     common = dict(id=str(raw.get("id") or raw.get("_id") or index), question=raw.get("question", ""),
                   answer=str(raw.get("answer", "")), aliases=[str(a) for a in raw.get("answer_aliases") or []])
     if "paragraphs" in raw:
-        gold = [GoldPassage(title=p["title"], text=p.get("paragraph_text") or p.get("text", ""))
+        gold = [GoldPassage(title=p.get("title", ""), text=p.get("paragraph_text") or p.get("text", ""))
                 for p in raw["paragraphs"] if p.get("is_supporting")]
         steps = [s.get("question", "") for s in raw.get("question_decomposition") or []]
         return MultihopQuestion(**common, gold="passages", gold_passages=gold, hops=len(steps) or len(gold),

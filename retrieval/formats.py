@@ -6,16 +6,20 @@ can be traced (and re-read) in the source file.
 
 from __future__ import annotations
 
+import bisect
 import csv
 import io
 import json
 import re
 from html.parser import HTMLParser
+from typing import Any, Callable, Iterator, NamedTuple
 
 from retrieval.documents import Segment
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_BETWEEN = re.compile(r"[\s,]*")  # between JSON members
+_COLON = re.compile(r"\s*:\s*")
 
 
 class Record:
@@ -50,7 +54,8 @@ def markdown_segments(lines: list[str], start: int = 0) -> list[Segment]:
 
     def flush() -> None:
         if block:
-            text = "\n".join(lines[block[0] : block[-1] + 1]).strip("\n")
+            # whitespace-only lines (inside a fence) read as empty, as between paragraphs
+            text = "\n".join(ln if ln.strip() else "" for ln in lines[block[0] : block[-1] + 1]).strip("\n")
             if text.strip():
                 segments.append(Segment(text=text, line_start=block[0] + 1, line_end=block[-1] + 1,
                                         heading_path=[h for _, h in stack]))
@@ -159,34 +164,62 @@ def html_segments(text: str) -> tuple[list[Segment], str | None]:
     return parser.segments, parser.title
 
 
-def _line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
+class Member(NamedTuple):
+    """One element of a JSON array or member of an object, with where it sits in the text."""
+
+    key: str | None  # None in an array
+    value: Any
+    start: int  # offset of the key (object) or the value (array)
+    value_start: int
+    end: int  # offset just past the value
+
+
+def line_index(text: str) -> Callable[[int], int]:
+    """A function from a character offset to its 1-based line, cheap to call many times."""
+    newlines = [m.start() for m in re.finditer("\n", text)]
+    return lambda offset: bisect.bisect_left(newlines, offset) + 1
+
+
+def json_members(text: str, pos: int) -> Iterator[Member]:
+    """The members of the JSON array or object that opens at `pos`, decoded one at a time."""
+    decoder = json.JSONDecoder()
+    is_object, pos = text[pos] == "{", pos + 1
+    while True:
+        pos = _BETWEEN.match(text, pos).end()
+        if pos >= len(text):
+            raise ValueError("unterminated JSON array or object")
+        if text[pos] in "]}":
+            return
+        start, key = pos, None
+        if is_object:
+            key, pos = decoder.raw_decode(text, pos)
+            colon = _COLON.match(text, pos)
+            if not isinstance(key, str) or not colon:
+                raise ValueError(f"expected a string key and ':' at offset {start}")
+            pos = colon.end()
+        value_start = pos
+        value, pos = decoder.raw_decode(text, pos)
+        yield Member(key, value, start, value_start, pos)
+
+
+def _is_records(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(x, dict) for x in value)
 
 
 def json_records(text: str) -> list[Record]:
-    """A JSON array of objects, an object holding such an array, or one object."""
-    decoder = json.JSONDecoder()
-    stripped = text.lstrip()
-    base = len(text) - len(stripped)
-    if stripped.startswith("{"):
-        obj, _ = decoder.raw_decode(stripped)
-        lists = [v for v in obj.values() if isinstance(v, list) and v and all(isinstance(x, dict) for x in v)]
-        if not lists:
-            return [Record(obj, 1, _line_of(text, len(text.rstrip())))]
-        # an object wrapping a list of records: parse the whole, lines are approximate per record
-        return [Record(r, 1, _line_of(text, len(text.rstrip()))) for r in lists[0]]
-    if not stripped.startswith("["):
+    """A JSON array of objects, an object holding such an array, or one object; each with its lines."""
+    line_of = line_index(text)
+    pos = len(text) - len(text.lstrip())
+    opening = text[pos : pos + 1]
+    if opening not in ("[", "{"):
         raise ValueError("expected a JSON array of records or an object")
-    records, pos = [], base + 1
-    ws = re.compile(r"[\s,]*")
-    while True:
-        pos = ws.match(text, pos).end()
-        if pos >= len(text) or text[pos] == "]":
-            return records
-        obj, end = decoder.raw_decode(text, pos)
-        if isinstance(obj, dict):
-            records.append(Record(obj, _line_of(text, pos), _line_of(text, end - 1)))
-        pos = end
+    members = list(json_members(text, pos))
+    if opening == "{":
+        wrapped = next((m for m in members if _is_records(m.value)), None)
+        if wrapped is None:
+            return [Record({m.key: m.value for m in members}, line_of(pos), line_of(len(text.rstrip()) - 1))]
+        members = list(json_members(text, wrapped.value_start))
+    return [Record(m.value, line_of(m.start), line_of(m.end - 1)) for m in members if isinstance(m.value, dict)]
 
 
 def jsonl_records(text: str) -> tuple[list[Record], list[str]]:

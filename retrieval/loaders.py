@@ -39,15 +39,22 @@ def iter_files(paths: list[str | Path]) -> Iterator[Path | Skipped]:
         if not path.exists():
             yield Skipped(path=str(path), reason="no such file or directory")
         elif path.is_file():
-            yield path.resolve()
+            yield _resolved(path)
         elif path.is_dir():
             for root, dirs, files in os.walk(path, onerror=None):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in sorted(files):
                     if not name.startswith("."):
-                        yield (Path(root) / name).resolve()
+                        yield _resolved(Path(root) / name)
         else:
             yield Skipped(path=str(path), reason="not a regular file")
+
+
+def _resolved(path: Path) -> Path | Skipped:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError) as exc:  # Python 3.11 raises RuntimeError on a symlink loop
+        return Skipped(path=str(path), reason=f"unreadable ({exc})")
 
 
 def read_text(path: Path) -> str:

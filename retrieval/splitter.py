@@ -64,8 +64,9 @@ def split_document(doc: Document, max_words: int = DEFAULT_MAX_WORDS) -> list[Pa
     groups: list[list[Segment]] = []
     for seg in content:
         current = groups[-1] if groups else None
+        # a record's paragraphs share its line range; in a file, pieces of one line never rejoin
         fits = (current is not None and current[-1].heading_path == seg.heading_path
-                and current[-1].line_end < seg.line_start
+                and (not line_based or current[-1].line_end < seg.line_start)
                 and _words(_join(current + [seg], line_based)) <= max_words)
         if fits:
             current.append(seg)

@@ -70,10 +70,15 @@ def _client(address: str | None):
     if not address:
         raise UsageError("no job server address: pass --address http://HEAD:8265 or set RAY_ADDRESS")
     _enable_token_auth()
+    from ray.exceptions import AuthenticationError
     from ray.job_submission import JobSubmissionClient
 
     try:
         return JobSubmissionClient(address), address
+    except AuthenticationError as exc:
+        raise RaystormError(f"the Ray job server at {address} refused the token: {str(exc).splitlines()[0]}. "
+                            "Use the cluster's token: copy it to ~/.ray/auth_token, or set RAY_AUTH_TOKEN "
+                            "(`ray get-auth-token` on the head prints it)") from None
     except (ConnectionError, RuntimeError, ValueError) as exc:
         raise RaystormError(f"cannot reach the Ray job server at {address}: {exc}. Check the address "
                             "(the dashboard port, 8265 by default) and the token "

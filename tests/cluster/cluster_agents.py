@@ -10,8 +10,10 @@ from autogen_agentchat.agents import BaseChatAgent
 from autogen_agentchat.base import Response
 from autogen_agentchat.messages import BaseChatMessage, TextMessage
 from autogen_core import CancellationToken
+from pydantic import BaseModel
 
 from actors.chat_proxy import AgentCard, ChatAgentHost, stateless_turn
+from agents.lm.steps import Step
 
 DONE = "Thank you so much for your help!"
 
@@ -83,3 +85,78 @@ class PoolMember:
         import os
 
         return os.getpid()
+
+
+@ray.remote(num_cpus=0, max_restarts=1, max_task_retries=0)
+class Misbehaving:
+    """Slow, failing or dying on request: for the bounded-call tests."""
+
+    def ready(self) -> bool:
+        return True
+
+    async def sleep(self, seconds: float) -> str:
+        import asyncio
+
+        await asyncio.sleep(seconds)
+        return "woke"
+
+    def fail(self, user_error: bool) -> None:
+        from retrieval.errors import RaystormError
+
+        if user_error:
+            raise RaystormError("collection 'x' not found: run `raystorm ingest`")
+        raise ValueError("bad value")
+
+    def die(self) -> None:
+        import os
+
+        os._exit(1)
+
+    def pid(self) -> int:
+        import os
+
+        return os.getpid()
+
+
+class Note(BaseModel):
+    text: str
+
+
+class ShoutStep(Step[Note, Note]):
+    """A trivial step with an offline implementation, for the gateway tests."""
+
+    name = "test.shout"
+    stage = "article"
+    Input = Note
+    Output = Note
+    instructions = "Repeat the text in capitals."
+
+    @classmethod
+    def extract(cls, inp, nlp):
+        return Note(text=inp.text.upper())
+
+
+def flaky_llm_client(fail_every: int) -> "httpx.AsyncClient":
+    """An OpenAI-compatible endpoint at the HTTP layer that answers every outline request with a
+    two-section outline, after failing (HTTP 503) every `fail_every`-th request it receives."""
+    import itertools
+    import json
+
+    import httpx
+
+    counter = itertools.count(1)
+    outline = {"sections": [{"heading": "Coverage", "subsections": []}, {"heading": "Claims", "subsections": []}]}
+
+    async def handle(request: httpx.Request) -> httpx.Response:
+        n = next(counter)
+        if n % fail_every == 1 or fail_every == 1:
+            return httpx.Response(503, json={"error": {"message": "overloaded, try again"}})
+        body = json.loads(request.content)
+        return httpx.Response(200, json={
+            "id": f"cmpl-{n}", "object": "chat.completion", "created": 1_700_000_000, "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": json.dumps(outline)}}],
+            "usage": {"prompt_tokens": 50, "completion_tokens": 20, "total_tokens": 70},
+        })
+
+    return httpx.AsyncClient(transport=httpx.MockTransport(handle))

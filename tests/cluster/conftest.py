@@ -20,14 +20,21 @@ NODE = {"num_cpus": NODE_CPUS, "object_store_memory": 150 * 1024 * 1024}
 
 @pytest.fixture(scope="session")
 def ray_cluster(tmp_path_factory):
+    import cluster_agents
     import ray
+    from ray import cloudpickle
     from ray.cluster_utils import Cluster
 
     from cluster.runtime import NAMESPACE
 
+    cloudpickle.register_pickle_by_value(cluster_agents)  # test-only classes: workers cannot import tests/
+
     if ray.is_initialized():  # another test module's local Ray: this session's cluster replaces it
         ray.shutdown()
-    cluster = Cluster(initialize_head=True, head_node_args={**NODE, "include_dashboard": False})
+    # a lost node is noticed in ~2 s instead of ~15 s, so the fault test waits less
+    fast_failure = {"health_check_period_ms": 500, "health_check_failure_threshold": 4}
+    cluster = Cluster(initialize_head=True, head_node_args={**NODE, "include_dashboard": False,
+                                                            "_system_config": fast_failure})
     for _ in range(2):
         cluster.add_node(**NODE)
     cluster.wait_for_nodes()
@@ -41,16 +48,25 @@ def ray_cluster(tmp_path_factory):
 @pytest.fixture(scope="session")
 def corpus_settings(tmp_path_factory):
     """Store settings of a temp data dir holding the bundled corpus as collection 'example'."""
+    import retrieval.config
     from retrieval.config import StoreSettings
     from retrieval.ingest import Ingestor
-
-    import retrieval
 
     data_dir = tmp_path_factory.mktemp("raystorm-home")
     settings = StoreSettings.resolve(str(data_dir))
     ingestor = Ingestor(settings)
     try:
-        ingestor.ingest_paths([Path(retrieval.__file__).parent / "example_corpus"], EXAMPLE_COLLECTION)
+        ingestor.ingest_paths([Path(retrieval.config.__file__).parent / "example_corpus"], EXAMPLE_COLLECTION)
     finally:
         ingestor.store.close()
     return settings
+
+
+@pytest.fixture(scope="session")
+def reference(corpus_settings, tmp_path_factory) -> dict[str, str]:
+    """The in-process pipeline's artifacts for `storm_runs.TOPICS`, one topic after another."""
+    from storm_runs import artifacts, copy_home, in_process
+
+    base = tmp_path_factory.mktemp("in-process")
+    in_process(copy_home(corpus_settings, base / "home"), EXAMPLE_COLLECTION, base / "out")
+    return artifacts(base / "out")

@@ -1,0 +1,74 @@
+"""`ExpertActor`: the expert pool. Answers writers' questions, and runs the topic-level stages.
+
+A turn builds the topic's `ExpertAgent` afresh (it keeps no state between turns),
+so any member of the pool can answer any question, and a turn whose actor died
+is safely reissued on another (`max_task_retries`, and the pool's own retry).
+
+The pool also runs the stages that need what an expert has (the models, the
+corpus, the run's table) and no state of their own: personas, outline, each
+section, lead and polish. `run_stage` calls the pipeline's own stage function
+with this actor's models, retriever and table filled in, so the distributed
+run computes exactly what the in-process pipeline computes.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import ray
+from autogen_agentchat.base import Response
+from autogen_agentchat.messages import BaseChatMessage
+from pydantic import BaseModel, Field
+
+from actors.chat_proxy import stateless_turn
+from actors.corpus import PoolRetriever
+from actors.models import ActorModels, ModelRecipe
+from actors.pool import ActorPool
+from actors.table import RemoteTable
+from agents.storm.expert import ExpertAgent
+
+
+class ExpertSpec(BaseModel):
+    """Which expert to build for a turn."""
+
+    name: str = "expert"
+    topic: str
+    search_k: int = Field(5, ge=1)
+    exclude_urls: list[str] = Field(default_factory=list)
+
+
+@ray.remote(num_cpus=0, max_restarts=3, max_task_retries=3)
+class ExpertActor:
+    def __init__(self, recipe: ModelRecipe, gateway: ray.actor.ActorHandle, retriever: PoolRetriever,
+                 store_pool: ActorPool, label: str):
+        self.label = label
+        self.models = ActorModels(recipe, gateway, holder=label, nlp=recipe.toolkit())
+        self.retriever = retriever
+        self.store_pool = store_pool
+
+    def ready(self) -> str:
+        """The node this actor runs on, once it is up."""
+        return ray.get_runtime_context().get_node_id()
+
+    async def turn(self, spec: ExpertSpec, state: Mapping[str, Any] | None,
+                   messages: Sequence[BaseChatMessage]) -> tuple[Response, Mapping[str, Any]]:
+        agent = ExpertAgent(spec.name, spec.topic, self.models.for_topic(spec.topic), self.retriever,
+                            search_k=spec.search_k, exclude_urls=spec.exclude_urls)
+        return await stateless_turn(agent, state, messages)
+
+    async def run_stage(self, fn: Callable[..., Any], topic: str, table: str | None,
+                        kwargs: dict[str, Any]) -> Any:
+        """`fn(**kwargs)` with `models`, `retriever` and `table` supplied from this actor when `fn` takes them."""
+        params = inspect.signature(fn).parameters
+        supplied: dict[str, Any] = {}
+        if "models" in params:
+            supplied["models"] = self.models.for_topic(topic)
+        if "retriever" in params:
+            supplied["retriever"] = self.retriever
+        if "table" in params:
+            if table is None:
+                raise ValueError(f"stage {fn.__name__} reads the information table, but no table was named")
+            supplied["table"] = RemoteTable(self.store_pool, table)
+        return await fn(**kwargs, **supplied)

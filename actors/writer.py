@@ -1,0 +1,63 @@
+"""`PersonaWriter`: hosts persona writers (autogen `WriterAgent`s), each keeping its conversation.
+
+Every persona of every topic has its own writer agent, addressed by a key
+(`topic/persona`) on the actor that hosts it; the conversation stays with the
+agent after the run, so a persona can be interviewed later (`conversation`).
+An actor may host one writer (the isolation of one process per persona, when
+the cluster has the cores) or several (a laptop, where 24 processes would cost
+more than they give); the orchestrator's placement plan decides.
+
+A writer turn is not safe to repeat (the agent's state advances), so Ray does
+not retry calls here; when the actor dies, the orchestrator reruns that
+persona's conversation on a fresh writer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import ray
+from autogen_agentchat.base import Response
+from autogen_agentchat.messages import BaseChatMessage
+
+from actors.chat_proxy import AgentCard, ChatAgentHost
+from actors.models import ActorModels, ModelRecipe
+from agents.storm.records import Persona
+from agents.storm.writer import WriterAgent
+
+
+@ray.remote(num_cpus=0, max_restarts=3, max_task_retries=0)
+class PersonaWriter:
+    def __init__(self, recipe: ModelRecipe, gateway: ray.actor.ActorHandle, label: str):
+        self.label = label
+        self.models = ActorModels(recipe, gateway, holder=label, nlp=recipe.toolkit())
+        self.host = ChatAgentHost()
+
+    def ready(self) -> str:
+        """The node this actor runs on, once it is up."""
+        return ray.get_runtime_context().get_node_id()
+
+    def add_writer(self, key: str, name: str, topic: str, persona: Persona, max_turns: int) -> AgentCard:
+        """A fresh writer under `key` (replacing one from an earlier, failed try)."""
+        return self.host.add(key, WriterAgent(name, topic, persona, self.models.for_topic(topic), max_turns))
+
+    async def on_messages(self, key: str, messages: Sequence[BaseChatMessage]) -> Response:
+        return await self.host.on_messages(key, messages)
+
+    async def on_reset(self, key: str) -> None:
+        await self.host.on_reset(key)
+
+    async def save_state(self, key: str) -> Mapping[str, Any]:
+        return await self.host.save_state(key)
+
+    async def load_state(self, key: str, state: Mapping[str, Any]) -> None:
+        await self.host.load_state(key, state)
+
+    def conversation(self, key: str) -> list[tuple[str, str]]:
+        """The writer's (question, answer) turns so far."""
+        agent = self.host.agent(key)
+        return list(agent.turns)
+
+    def writers(self) -> list[str]:
+        return sorted(self.host.agents)

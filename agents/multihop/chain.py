@@ -1,0 +1,82 @@
+"""Chain-of-RAG: answer a multi-hop question one simple query at a time.
+
+Per hop: a follow-up query from the question and the earlier hops; retrieval;
+an intermediate answer from the passages only (or "No relevant information
+found"); the passages that support it (indices bounds-checked); optionally an
+early stop when the model judges the hops sufficient. The final answer sees the
+supporting passages and every hop, and is told the intermediate answers may be wrong.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from agents.lm.steps import LanguageModel
+from agents.multihop.chain_steps import (
+    ChainAnswer,
+    ChainAnswerInput,
+    FollowUpInput,
+    FollowUpQuery,
+    HopBrief,
+    IntermediateAnswer,
+    IntermediateInput,
+    SupportedPassages,
+    SupportInput,
+    Sufficiency,
+    SufficiencyInput,
+    guard_indices,
+)
+from agents.multihop.short_answer import short_answer
+from agents.multihop.trace import AgentAnswer, Hop, PassageText, cite, found_nothing, merge_hops, unique_passages
+from retrieval.search import Retriever
+
+
+class ChainSettings(BaseModel):
+    max_iter: int = Field(4, ge=1, description="hops at most")
+    k: int = Field(5, ge=1, description="passages retrieved per hop")
+    early_stop: bool = Field(False, description="stop once the model judges the hops sufficient")
+
+
+def brief(hop: Hop) -> HopBrief:
+    return HopBrief(query=hop.query, answer=hop.answer,
+                    supporting=[PassageText.of(p) for p in hop.supporting_passages])
+
+
+class ChainOfRAG:
+    name = "chain"
+    description = ("Chain-of-RAG: concrete multi-hop factual questions whose answer goes through a "
+                   "bridge entity (who/what/where/when of the thing that ...), one simple query per hop.")
+
+    def __init__(self, lm: LanguageModel, retriever: Retriever, settings: ChainSettings | None = None):
+        self.lm = lm
+        self.retriever = retriever
+        self.settings = settings or ChainSettings()
+
+    async def answer(self, question: str) -> AgentAnswer:
+        s = self.settings
+        hops: list[Hop] = []
+        for _ in range(s.max_iter):
+            query = (await self.lm.run(FollowUpQuery, FollowUpInput(
+                question=question, hops=[brief(h) for h in hops]))).query
+            passages = [hit.passage for hit in await self.retriever.search(query, k=s.k)]
+            texts = [PassageText.of(p) for p in passages]
+            answer = (await self.lm.run(IntermediateAnswer, IntermediateInput(query=query, passages=texts))).answer
+            supporting: list[int] = []
+            if not found_nothing(answer) and passages:
+                chosen = await self.lm.run(SupportedPassages, SupportInput(query=query, answer=answer,
+                                                                           passages=texts))
+                supporting = guard_indices(chosen.indices, len(passages))
+            hops.append(Hop(query=query, answer=answer, passages=passages, supporting=supporting))
+            if s.early_stop and (await self.lm.run(Sufficiency, SufficiencyInput(
+                    question=question, hops=[brief(h) for h in hops]))).sufficient:
+                break
+        support = unique_passages([p for h in hops for p in h.supporting_passages])
+        final = await self.lm.run(ChainAnswer, ChainAnswerInput(
+            question=question, hops=[brief(h) for h in hops], passages=[PassageText.of(p) for p in support]))
+        cited = [support[i] for i in guard_indices([n - 1 for n in final.citations], len(support))]
+        # the queries up to the hop the answer leads with name the bridges, which are not the answer
+        lead = next((i for i, h in enumerate(hops) if h.found and final.answer.startswith(h.answer)), -1)
+        known = [h.query for h in hops[:lead]] if lead > 0 else []
+        return AgentAnswer(question=question, strategy="chain", answer=final.answer,
+                           short_answer=await short_answer(self.lm, question, final.answer, known),
+                           hops=hops, citations=cite(cited or support), retrieved=merge_hops(hops))

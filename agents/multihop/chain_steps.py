@@ -1,0 +1,266 @@
+"""The steps of Chain-of-RAG (arXiv 2501.14342, as DeepSearcher runs it), each with its extractive form.
+
+Per hop: `FollowUpQuery` → retrieval → `IntermediateAnswer` → `SupportedPassages`;
+optionally `Sufficiency` to stop early; at the end `ChainAnswer`. The
+instructions follow DeepSearcher's prompts; the `extract` methods are the
+offline model: the follow-up query carries the bridge entity the last hop
+found, the intermediate answer is the best-supported sentence.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import BaseModel, Field
+
+from agents.lm.nlp import TextToolkit
+from agents.lm.steps import Step
+from agents.multihop import evidence
+from agents.multihop.trace import NO_INFORMATION, PassageText, found_nothing
+
+# The least query coverage (0..1, rank prior excluded) a sentence needs to count as an answer.
+MIN_SUPPORT = 0.15
+
+
+class HopBrief(BaseModel):
+    """An earlier hop as later steps see it."""
+
+    query: str
+    answer: str
+    supporting: list[PassageText] = Field(default_factory=list)
+
+
+def _numbered(passages: list[PassageText]) -> str:
+    return "\n\n".join(f"[{i}] {p.title}\n{p.text}" for i, p in enumerate(passages))
+
+
+def _chain(hops: list[HopBrief]) -> str:
+    return "\n".join(f"{i}. query: {h.query}\n   answer: {h.answer}" for i, h in enumerate(hops, start=1)) \
+        or "(none yet)"
+
+
+# --- 1. the follow-up query ------------------------------------------------------------------
+
+class FollowUpInput(BaseModel):
+    question: str
+    hops: list[HopBrief] = Field(default_factory=list)
+
+
+class FollowUpOutput(BaseModel):
+    query: str = Field(description="one simple search query")
+
+
+class FollowUpQuery(Step[FollowUpInput, FollowUpOutput]):
+    name: ClassVar[str] = "multihop.chain.follow_up"
+    stage: ClassVar[str] = "plan"
+    Input = FollowUpInput
+    Output = FollowUpOutput
+    instructions: ClassVar[str] = (
+        "You answer the main question by searching a document collection step by step. Given the "
+        "intermediate queries and answers so far, write ONE new simple follow-up query that helps answer "
+        "the main question: usually the next fact the question depends on, naming the entity the last "
+        "answer found. The search tool does not understand complex questions, so ask for one thing only. "
+        "When the earlier answers did not help, rephrase or decompose the main question."
+    )
+
+    @classmethod
+    def render_input(cls, inp: FollowUpInput) -> str:
+        return f"## Intermediate queries and answers\n{_chain(inp.hops)}\n\n## Main question\n{inp.question}"
+
+    @classmethod
+    def extract(cls, inp: FollowUpInput, nlp: TextToolkit) -> FollowUpOutput:
+        if not inp.hops:
+            return FollowUpOutput(query=inp.question)
+        asked = [inp.question, *(h.query for h in inp.hops)]
+        covered = [f"{p.title} {p.text}" for h in inp.hops for p in h.supporting]
+        for hop in reversed(inp.hops):  # the newest hop that found something, then older ones
+            if found_nothing(hop.answer):
+                continue
+            bridges = evidence.bridge_candidates(nlp, inp.question, hop.answer, hop.supporting, asked)
+            if bridges:
+                rest = evidence.open_terms(nlp, inp.question, covered + [bridges[0]])
+                return FollowUpOutput(query=" ".join([bridges[0], *rest]))
+        # nothing to follow: ask for what the question still needs, in its own words
+        rest = evidence.open_terms(nlp, inp.question, covered)
+        query = " ".join(rest) if rest else inp.question
+        return FollowUpOutput(query=query if query not in asked else inp.question)
+
+
+# --- 2. the intermediate answer --------------------------------------------------------------
+
+class IntermediateInput(BaseModel):
+    query: str
+    passages: list[PassageText]
+
+
+class IntermediateOutput(BaseModel):
+    answer: str = Field(description=f'the answer from the passages only, or exactly "{NO_INFORMATION}"')
+
+
+class IntermediateAnswer(Step[IntermediateInput, IntermediateOutput]):
+    name: ClassVar[str] = "multihop.chain.intermediate_answer"
+    stage: ClassVar[str] = "read"
+    Input = IntermediateInput
+    Output = IntermediateOutput
+    instructions: ClassVar[str] = (
+        "Answer the query from the numbered passages only; do not use outside knowledge and do not guess. "
+        f'If the passages do not contain the answer, reply with exactly "{NO_INFORMATION}".'
+    )
+
+    @classmethod
+    def render_input(cls, inp: IntermediateInput) -> str:
+        return f"## Passages\n{_numbered(inp.passages)}\n\n## Query\n{inp.query}"
+
+    @classmethod
+    def extract(cls, inp: IntermediateInput, nlp: TextToolkit) -> IntermediateOutput:
+        best = best_sentence(nlp, inp.query, inp.passages)
+        return IntermediateOutput(answer=best.text if best else NO_INFORMATION)
+
+
+def best_sentence(nlp: TextToolkit, query: str, passages: list[PassageText]) -> evidence.ScoredSentence | None:
+    """The best-supported sentence for `query`, from a passage naming the query's entities when it has any."""
+    named = [e.text for e in nlp.entities(query, evidence.BRIDGE_KINDS)]
+    allowed = {i for i, p in enumerate(passages)
+               if not named or any(evidence.mentions(nlp, evidence.terms(nlp, f"{p.title} {p.text}"), n)
+                                   for n in named)}
+    for s in evidence.rank_sentences(nlp, query, passages):
+        if s.passage in allowed:
+            return s if s.coverage >= MIN_SUPPORT else None
+    return None
+
+
+# --- 3. the supporting passages --------------------------------------------------------------
+
+class SupportInput(BaseModel):
+    query: str
+    answer: str
+    passages: list[PassageText]
+
+
+class SupportOutput(BaseModel):
+    indices: list[int] = Field(description="indices of the passages that support the answer")
+
+
+class SupportedPassages(Step[SupportInput, SupportOutput]):
+    name: ClassVar[str] = "multihop.chain.supported_passages"
+    stage: ClassVar[str] = "filter"
+    Input = SupportInput
+    Output = SupportOutput
+    instructions: ClassVar[str] = (
+        "Given the numbered passages and a query with its answer, select the passages that support the "
+        "answer. Reply with the list of their indices (may be empty)."
+    )
+
+    @classmethod
+    def render_input(cls, inp: SupportInput) -> str:
+        return f"## Passages\n{_numbered(inp.passages)}\n\n## Query\n{inp.query}\n\n## Answer\n{inp.answer}"
+
+    @classmethod
+    def extract(cls, inp: SupportInput, nlp: TextToolkit) -> SupportOutput:
+        said = evidence.terms(nlp, f"{inp.query} {inp.answer}")
+        keep = [i for i, p in enumerate(inp.passages)
+                if inp.answer in p.text or evidence.mentions(nlp, said, p.title)]
+        return SupportOutput(indices=keep)
+
+
+def guard_indices(indices: list[int], size: int) -> list[int]:
+    """The indices that name one of `size` passages, once each, in the order given.
+
+    A model may answer with positions that do not exist (or negative ones, which
+    Python would happily read from the end); those are dropped, never used.
+    """
+    seen: set[int] = set()
+    out = []
+    for i in indices:
+        if 0 <= i < size and i not in seen:
+            seen.add(i)
+            out.append(i)
+    return out
+
+
+# --- 4. (optional) early stop ----------------------------------------------------------------
+
+class SufficiencyInput(BaseModel):
+    question: str
+    hops: list[HopBrief]
+
+
+class SufficiencyOutput(BaseModel):
+    sufficient: bool = Field(description="true when the hops so far answer the main question")
+
+
+class Sufficiency(Step[SufficiencyInput, SufficiencyOutput]):
+    name: ClassVar[str] = "multihop.chain.sufficiency"
+    stage: ClassVar[str] = "reflect"
+    Input = SufficiencyInput
+    Output = SufficiencyOutput
+    instructions: ClassVar[str] = (
+        "Given the main question and the intermediate queries and answers so far, judge whether they hold "
+        "enough information to answer the main question."
+    )
+
+    @classmethod
+    def render_input(cls, inp: SufficiencyInput) -> str:
+        return f"## Intermediate queries and answers\n{_chain(inp.hops)}\n\n## Main question\n{inp.question}"
+
+    @classmethod
+    def extract(cls, inp: SufficiencyInput, nlp: TextToolkit) -> SufficiencyOutput:
+        # enough when the newest hop found something and every question word is covered by support
+        if not inp.hops or found_nothing(inp.hops[-1].answer):
+            return SufficiencyOutput(sufficient=False)
+        covered = [f"{p.title} {p.text}" for h in inp.hops for p in h.supporting]
+        return SufficiencyOutput(sufficient=not evidence.open_terms(nlp, inp.question, covered))
+
+
+# --- 5. the final answer ---------------------------------------------------------------------
+
+class ChainAnswerInput(BaseModel):
+    question: str
+    hops: list[HopBrief]
+    passages: list[PassageText] = Field(description="the supporting passages of all hops, numbered from 1")
+
+
+class CitedAnswer(BaseModel):
+    answer: str = Field(description="the answer, citing passages as [n]")
+    citations: list[int] = Field(default_factory=list, description="the passage numbers cited")
+
+
+class ChainAnswer(Step[ChainAnswerInput, CitedAnswer]):
+    name: ClassVar[str] = "multihop.chain.answer"
+    stage: ClassVar[str] = "answer"
+    Input = ChainAnswerInput
+    Output = CitedAnswer
+    instructions: ClassVar[str] = (
+        "Answer the main question using the intermediate queries and answers and the numbered passages. "
+        "Be aware that the intermediate answers may be wrong: check them against the passages. Cite the "
+        "passages you use as [n]. Be concise."
+    )
+
+    @classmethod
+    def render_input(cls, inp: ChainAnswerInput) -> str:
+        numbered = "\n\n".join(f"[{i}] {p.title}\n{p.text}" for i, p in enumerate(inp.passages, start=1))
+        return (f"## Passages\n{numbered}\n\n## Intermediate queries and answers\n{_chain(inp.hops)}\n\n"
+                f"## Main question\n{inp.question}")
+
+    @classmethod
+    def extract(cls, inp: ChainAnswerInput, nlp: TextToolkit) -> CitedAnswer:
+        found = [h for h in inp.hops if not found_nothing(h.answer)]
+        if not found:
+            return CitedAnswer(answer=NO_INFORMATION, citations=[])
+        # the concluding hop: the last one that brought new evidence (a passage no earlier hop
+        # relied on); later hops that only re-read the same passages chase answers, not bridges
+        best, seen = found[0], set()
+        for hop in found:
+            texts = {p.text for p in hop.supporting}
+            if texts - seen:
+                best = hop
+            seen |= texts
+        parts, cited = [], []
+        for hop in [best, *(h for h in found if h is not best)]:
+            if any(hop.answer in part for part in parts):
+                continue
+            n = next((i for i, p in enumerate(inp.passages, start=1) if hop.answer in p.text), None)
+            parts.append(f"{hop.answer} [{n}]" if n else hop.answer)
+            if n and n not in cited:
+                cited.append(n)
+        return CitedAnswer(answer=" ".join(parts), citations=cited)

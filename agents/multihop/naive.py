@@ -1,0 +1,67 @@
+"""NaiveRAG: one retrieval, one answer. The baseline every multi-hop strategy is measured against."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import BaseModel, Field
+
+from agents.lm.nlp import TextToolkit
+from agents.lm.steps import LanguageModel, Step
+from agents.multihop.chain_steps import CitedAnswer, guard_indices
+from agents.multihop.deep_steps import extractive_report
+from agents.multihop.short_answer import short_answer
+from agents.multihop.trace import AgentAnswer, Hop, PassageText, cite
+from retrieval.search import Retriever
+
+ANSWER_SENTENCES = 3
+
+
+class NaiveAnswerInput(BaseModel):
+    question: str
+    passages: list[PassageText] = Field(description="numbered from 1")
+
+
+class NaiveAnswer(Step[NaiveAnswerInput, CitedAnswer]):
+    name: ClassVar[str] = "multihop.naive.answer"
+    stage: ClassVar[str] = "answer"
+    Input = NaiveAnswerInput
+    Output = CitedAnswer
+    instructions: ClassVar[str] = (
+        "Answer the question from the numbered passages only, citing the passages you use as [n]. "
+        "If they do not contain the answer, say so. Be concise."
+    )
+
+    @classmethod
+    def render_input(cls, inp: NaiveAnswerInput) -> str:
+        numbered = "\n\n".join(f"[{i}] {p.title}\n{p.text}" for i, p in enumerate(inp.passages, start=1))
+        return f"## Passages\n{numbered}\n\n## Question\n{inp.question}"
+
+    @classmethod
+    def extract(cls, inp: NaiveAnswerInput, nlp: TextToolkit) -> CitedAnswer:
+        return extractive_report(nlp, inp.question, [], inp.passages, ANSWER_SENTENCES)
+
+
+class NaiveSettings(BaseModel):
+    k: int = Field(10, ge=1, description="passages retrieved")
+
+
+class NaiveRAG:
+    name = "naive"
+    description = "NaiveRAG: one search, one answer; simple questions a single passage answers."
+
+    def __init__(self, lm: LanguageModel, retriever: Retriever, settings: NaiveSettings | None = None):
+        self.lm = lm
+        self.retriever = retriever
+        self.settings = settings or NaiveSettings()
+
+    async def answer(self, question: str) -> AgentAnswer:
+        passages = [h.passage for h in await self.retriever.search(question, k=self.settings.k)]
+        out = await self.lm.run(NaiveAnswer, NaiveAnswerInput(
+            question=question, passages=[PassageText.of(p) for p in passages]))
+        used = guard_indices([n - 1 for n in out.citations], len(passages))
+        cited = [passages[i] for i in used]
+        hop = Hop(query=question, answer=out.answer, passages=passages, supporting=used)
+        return AgentAnswer(question=question, strategy="naive", answer=out.answer,
+                           short_answer=await short_answer(self.lm, question, out.answer),
+                           hops=[hop], citations=cite(cited), retrieved=passages)

@@ -1,0 +1,83 @@
+"""`ShortAnswer`: the span of a long answer that names just what the question asks for.
+
+Extractive form: the question's answer type from its wh-words ("when" → a date,
+"how many" → a number, "who"/"where"/"which X" → a name), then the entity of that
+type in the answer that the question does not already name, from the first
+sentence that has one (answers lead with their conclusion), nearest a question word.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import ClassVar
+
+from pydantic import BaseModel, Field
+
+from agents.lm.nlp import TextToolkit
+from agents.lm.steps import LanguageModel, Step
+from agents.lm.text.entities import EntityKind
+from agents.multihop import evidence
+from agents.multihop.trace import found_nothing
+
+_CITATION = re.compile(r"\s*\[\d+(?:,\s*\d+)*\]")
+_TYPES: list[tuple[re.Pattern, tuple[EntityKind, ...]]] = [
+    (re.compile(r"\b(when|what year|which year|what date|what month|what decade|what century)\b", re.I),
+     ("date",)),
+    (re.compile(r"\b(how (many|much|long|old|far|tall|big|large)|what (number|percentage|population|age)|"
+                r"population|snowfall|debt)\b", re.I), ("quantity", "number")),
+]
+_DEFAULT: tuple[EntityKind, ...] = ("name", "reference", "code")
+
+
+def answer_kinds(question: str) -> tuple[EntityKind, ...]:
+    for pattern, kinds in _TYPES:
+        if pattern.search(question):
+            return kinds
+    return _DEFAULT
+
+
+class ShortAnswerInput(BaseModel):
+    question: str
+    answer: str
+    known: list[str] = Field(default_factory=list, description="earlier queries: what they name is not the answer")
+
+
+class ShortAnswerOutput(BaseModel):
+    short_answer: str = Field(description="the shortest span of the answer that answers the question, or ''")
+
+
+class ShortAnswer(Step[ShortAnswerInput, ShortAnswerOutput]):
+    name: ClassVar[str] = "multihop.short_answer"
+    stage: ClassVar[str] = "answer"
+    Input = ShortAnswerInput
+    Output = ShortAnswerOutput
+    instructions: ClassVar[str] = (
+        "Given a question and an answer, reply with the shortest span of the answer that answers the "
+        "question (a name, a date, a number, a few words), copied from the answer. Reply with an empty "
+        "string if the answer does not answer the question. Things the earlier queries name are steps "
+        "towards the answer, not the answer."
+    )
+
+    @classmethod
+    def extract(cls, inp: ShortAnswerInput, nlp: TextToolkit) -> ShortAnswerOutput:
+        text = _CITATION.sub("", inp.answer)
+        kinds = answer_kinds(inp.question)
+        asked = evidence.terms(nlp, " ".join([inp.question, *inp.known]))
+        for sentence in nlp.sentences(text):
+            words = [(m.start(), m.end(), nlp.stem(m.group().lower())) for m in re.finditer(r"\w+", sentence)]
+            best: tuple[float, int, str] | None = None
+            for e in evidence.entity_choices(nlp, sentence, kinds, asked):
+                score = evidence.closeness(words, e.start, e.end, asked)
+                if best is None or score > best[0]:
+                    best = (score, e.start, e.text)
+            if best is not None:
+                return ShortAnswerOutput(short_answer=best[2])
+        return ShortAnswerOutput(short_answer="")
+
+
+async def short_answer(lm: LanguageModel, question: str, answer: str, known: list[str] | None = None) -> str | None:
+    """The short span, or None when the answer found nothing or has no such span."""
+    if found_nothing(answer):
+        return None
+    out = await lm.run(ShortAnswer, ShortAnswerInput(question=question, answer=answer, known=known or []))
+    return out.short_answer.strip() or None

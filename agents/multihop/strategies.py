@@ -1,0 +1,54 @@
+"""The multi-hop strategies by name, their settings, and `ask`: route (for "auto") and answer.
+
+`MultihopSettings` is a plain value (it ships to `Hopper` actors and goes into
+benchmark configs); `ask` is the one entry point the CLI and the actors call.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from agents.lm.steps import LanguageModel
+from agents.multihop.chain import ChainOfRAG, ChainSettings
+from agents.multihop.deep import DeepSearch, DeepSettings
+from agents.multihop.naive import NaiveRAG, NaiveSettings
+from agents.multihop.router import Router
+from agents.multihop.trace import AgentAnswer, StrategyName
+from retrieval.search import Retriever
+
+StrategyChoice = Literal["auto", "chain", "deep", "naive"]
+STRATEGIES: dict[str, type] = {"chain": ChainOfRAG, "deep": DeepSearch, "naive": NaiveRAG}
+# The stages multi-hop steps run in, for `--stage-llm STAGE=SPEC`.
+MULTIHOP_STAGES = ("route", "plan", "read", "filter", "reflect", "answer")
+
+
+class MultihopSettings(BaseModel):
+    chain: ChainSettings = Field(default_factory=ChainSettings)
+    deep: DeepSettings = Field(default_factory=DeepSettings)
+    naive: NaiveSettings = Field(default_factory=NaiveSettings)
+    fallback: StrategyName = Field("chain", description="what the router picks when its reply is unusable")
+
+
+def descriptions() -> dict[str, str]:
+    return {name: cls.description for name, cls in STRATEGIES.items()}
+
+
+def make_agent(strategy: StrategyName, lm: LanguageModel, retriever: Retriever, settings: MultihopSettings):
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown strategy '{strategy}': use one of {', '.join(STRATEGIES)}")
+    return STRATEGIES[strategy](lm, retriever, getattr(settings, strategy))
+
+
+async def ask(question: str, strategy: StrategyChoice, lm: LanguageModel, retriever: Retriever,
+              settings: MultihopSettings | None = None) -> AgentAnswer:
+    """Answer `question` with `strategy`; "auto" asks the router first."""
+    settings = settings or MultihopSettings()
+    note = None
+    if strategy == "auto":
+        route = await Router(lm, descriptions(), settings.fallback).route(question)
+        strategy, note = route.strategy, route.note
+    answer = await make_agent(strategy, lm, retriever, settings).answer(question)
+    answer.route_note = note
+    return answer

@@ -1,0 +1,180 @@
+"""Writing the article: sections in parallel from the information table, one citation
+index for the whole article, the lead, and the de-duplicating polish.
+
+Every first-level section retrieves from the table with its own heading and its
+subsections' headings, so the outline decides what each section is written from.
+A writer cites its own numbered snippets; `assemble` maps those numbers to the
+article's index (one number per source URL, in order of first use) and drops any
+that point nowhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Callable, Protocol, Sequence
+
+from pydantic import BaseModel, Field
+
+from agents.lm.steps import LanguageModel
+from agents.storm.citations import CitationRegistry, cited_numbers, cut_unfinished, keep_valid, remap, strip_citations
+from agents.storm.records import Article, ArticleSection, Citation, Outline
+from agents.storm.steps_article import (
+    LeadInput,
+    PolishInput,
+    PolishSection,
+    SectionDigest,
+    SectionInput,
+    WriteLead,
+    WriteSection,
+)
+from agents.storm.steps_research import NumberedSource
+from retrieval.infotable import Snippet
+
+SECTION_SNIPPETS = 10
+LEAD_SNIPPETS = 8
+
+
+class SnippetSearch(Protocol):
+    """What section writers retrieve through: the run's information table, local or an actor."""
+
+    async def search(self, queries: Sequence[str], k: int) -> list[Snippet]: ...
+
+
+class SectionDraft(BaseModel):
+    """One section as its writer wrote it: `[n]` point into `sources` (1-based)."""
+
+    heading: str
+    text: str
+    sources: list[Snippet] = Field(default_factory=list)
+
+
+def numbered(snippets: Sequence[Snippet]) -> list[NumberedSource]:
+    return [NumberedSource(n=i, title=s.title, section=" > ".join(s.heading_path), text=s.text)
+            for i, s in enumerate(snippets, start=1)]
+
+
+def section_queries(topic: str, heading: str, subsections: Sequence[str]) -> list[str]:
+    return [f"{topic} {heading}", *(f"{topic} {heading} {sub}" for sub in subsections)]
+
+
+def tidy_section_text(text: str, heading: str) -> str:
+    """A writer's text as a section body: no repeated heading, subheadings at level 3, no
+    references list, and no sentence left unfinished at the end."""
+    out: list[str] = []
+    for line in text.strip().splitlines():
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            title = stripped.lstrip("#").strip()
+            if title.lower() == heading.lower():
+                continue
+            if re.fullmatch(r"(references|sources|citations)", title.lower()):
+                break
+            out.append(f"### {title}")
+        else:
+            out.append(line.rstrip())
+    body = re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
+    return cut_unfinished(body)
+
+
+async def write_section(topic: str, outline: Outline, index: int, table: SnippetSearch, models: LanguageModel,
+                        k: int = SECTION_SNIPPETS) -> SectionDraft:
+    section = outline.sections[index]
+    snippets = await table.search(section_queries(topic, section.heading, section.subsections), k)
+    if not snippets:
+        return SectionDraft(heading=section.heading, text="")
+    others = [s.heading for j, s in enumerate(outline.sections) if j != index]
+    others += [x for j, s in enumerate(outline.sections) if j != index for x in s.subsections]
+    out = await models.run(WriteSection, SectionInput(
+        topic=topic, heading=section.heading, subsections=section.subsections, other_headings=others,
+        sources=numbered(snippets)))
+    text = keep_valid(tidy_section_text(out.text, section.heading), len(snippets))
+    return SectionDraft(heading=section.heading, text=text, sources=list(snippets))
+
+
+async def write_sections(topic: str, outline: Outline, table: SnippetSearch, models: LanguageModel,
+                         k: int = SECTION_SNIPPETS, on_done: Callable[[SectionDraft], None] | None = None
+                         ) -> list[SectionDraft]:
+    """Every first-level section at once; the drafts come back in outline order."""
+    async def one(i: int) -> SectionDraft:
+        draft = await write_section(topic, outline, i, table, models, k)
+        if on_done:
+            on_done(draft)
+        return draft
+
+    return list(await asyncio.gather(*(one(i) for i in range(len(outline.sections)))))
+
+
+class _Index:
+    """The article's citations while they are being numbered."""
+
+    def __init__(self, citations: Sequence[Citation] = ()):
+        self.registry = CitationRegistry([c.url for c in sorted(citations, key=lambda c: c.index)])
+        self.citations = {c.index: c.model_copy(deep=True) for c in citations}
+
+    def cite(self, snippet: Snippet) -> int:
+        n = self.registry.number(snippet.url)
+        c = self.citations.setdefault(n, Citation(index=n, url=snippet.url, title=snippet.title))
+        if all(s.point_id != snippet.point_id for s in c.snippets):
+            c.snippets.append(snippet)
+        return n
+
+    def renumber(self, text: str, sources: Sequence[Snippet]) -> str:
+        return remap(text, lambda n: self.cite(sources[n - 1]) if 1 <= n <= len(sources) else None)
+
+    def all(self) -> list[Citation]:
+        return [self.citations[i] for i in sorted(self.citations)]
+
+
+def assemble(topic: str, drafts: Sequence[SectionDraft]) -> Article:
+    """The sections with one citation index; sections with nothing written are left out."""
+    index = _Index()
+    sections = [ArticleSection(heading=d.heading, text=index.renumber(d.text, d.sources))
+                for d in drafts if d.text.strip()]
+    return Article(topic=topic, sections=sections, citations=index.all())
+
+
+async def write_lead(article: Article, table: SnippetSearch, models: LanguageModel, k: int = LEAD_SNIPPETS) -> Article:
+    """The article with its lead; new sources the lead cites join the index after the others."""
+    if not article.sections:
+        return article
+    snippets = await table.search([article.topic], k)
+    out = await models.run(WriteLead, LeadInput(
+        topic=article.topic, sections=[SectionDigest(heading=s.heading, text=s.text) for s in article.sections],
+        sources=numbered(snippets)))
+    index = _Index(article.citations)
+    lead = index.renumber(keep_valid(cut_unfinished(out.lead.strip()), len(snippets)), snippets)
+    return article.model_copy(update={"lead": lead, "citations": index.all()})
+
+
+async def polish(article: Article, models: LanguageModel) -> Article:
+    """Each section in turn, without sentences the article already said above it."""
+    earlier = [strip_citations(s) for s in _sentences(article.lead)]
+    sections = []
+    for s in article.sections:
+        out = await models.run(PolishSection, PolishInput(topic=article.topic, heading=s.heading, text=s.text,
+                                                          earlier=earlier))
+        text = keep_valid(tidy_section_text(out.text, s.heading), max((c.index for c in article.citations), default=0))
+        if text.strip():
+            sections.append(ArticleSection(heading=s.heading, text=text))
+            earlier += [strip_citations(x) for x in _sentences(text) if not x.startswith("#")]
+    return article.model_copy(update={"sections": sections})
+
+
+def _sentences(text: str) -> list[str]:
+    from agents.lm.text.sentences import sentences
+
+    return sentences(text) if text.strip() else []
+
+
+def cited_indices(article: Article) -> list[int]:
+    """The citation numbers the article's text uses, ascending."""
+    texts = [article.lead, *(s.text for s in article.sections)]
+    return sorted({n for t in texts for n in cited_numbers(t)})
+
+
+def article_text(article: Article, with_lead: bool = True) -> str:
+    """STORM's article text: the lead, then `# Section` blocks."""
+    parts = [article.lead.strip()] if with_lead and article.lead.strip() else []
+    parts += [f"# {s.heading}\n\n{s.text.strip()}" for s in article.sections]
+    return "\n\n".join(parts) + ("\n" if parts else "")

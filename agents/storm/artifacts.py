@@ -1,0 +1,196 @@
+"""The files of a report run, in `OUT/<topic_slug>/`, STORM-compatible, and reading them back.
+
+A stage is done when its files exist, so a failed run resumes where it stopped.
+Every file is written atomically (temp file, then rename), in a stable form (sorted
+keys where order carries no meaning, no timestamps), so two runs of the
+extractive model write identical files. `llm_call_history.jsonl` is the one file
+with timing in it (each call's id, start time and latency).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import uuid
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from agents.storm.article import article_text, cited_indices
+from agents.storm.outline import outline_text, parse_outline
+from agents.storm.persona import PersonaPlan
+from agents.storm.records import Article, ArticleSection, Citation, Conversation, ConversationLog, Outline
+from retrieval.infotable import InfoEntry, Snippet
+
+STAGES = ("personas", "conversations", "outline", "article", "polish")
+FILES = {
+    "personas": ("personas.json",),
+    "conversations": ("conversation_log.json", "raw_search_results.json"),
+    "outline": ("direct_gen_outline.txt", "storm_gen_outline.txt"),
+    "article": ("storm_gen_article.txt", "url_to_info.json"),
+    "polish": ("storm_gen_article_polished.txt", "report.md"),
+}
+RUN_CONFIG = "run_config.json"
+CALL_HISTORY = "llm_call_history.jsonl"
+
+
+def topic_slug(topic: str) -> str:
+    slug = re.sub(r"[^A-Za-z0-9]+", "_", topic.strip()).strip("_")[:100]
+    return slug or "topic"
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+
+
+class RunFiles:
+    """The folder of one topic's run."""
+
+    def __init__(self, out_dir: str | os.PathLike, topic: str):
+        self.topic = topic
+        self.dir = Path(out_dir).expanduser().resolve() / topic_slug(topic)
+
+    def path(self, name: str) -> Path:
+        return self.dir / name
+
+    def done(self, stage: str) -> bool:
+        return all(self.path(n).is_file() for n in FILES[stage])
+
+    def clear(self, stage: str) -> None:
+        for n in FILES[stage]:
+            self.path(n).unlink(missing_ok=True)
+
+    # --- personas ---------------------------------------------------------------------------
+
+    def write_personas(self, plan: PersonaPlan) -> None:
+        _write(self.path("personas.json"), plan.model_dump_json(indent=2) + "\n")
+
+    def read_personas(self) -> PersonaPlan:
+        return PersonaPlan.model_validate_json(self.path("personas.json").read_text(encoding="utf-8"))
+
+    # --- conversations -------------------------------------------------------------------------
+
+    def write_conversations(self, log: ConversationLog, table: dict[str, InfoEntry]) -> None:
+        _write(self.path("raw_search_results.json"), _json(url_to_info_json(table)))
+        _write(self.path("conversation_log.json"),
+               _json([c.model_dump(mode="json") for c in log.conversations]))
+
+    def read_conversations(self) -> ConversationLog:
+        data = json.loads(self.path("conversation_log.json").read_text(encoding="utf-8"))
+        return ConversationLog(conversations=[Conversation.model_validate(c) for c in data])
+
+    # --- outline -------------------------------------------------------------------------------
+
+    def write_outlines(self, draft: Outline, refined: Outline) -> None:
+        _write(self.path("direct_gen_outline.txt"), outline_text(draft))
+        _write(self.path("storm_gen_outline.txt"), outline_text(refined))
+
+    def read_outlines(self) -> tuple[Outline, Outline]:
+        return (parse_outline(self.path("direct_gen_outline.txt").read_text(encoding="utf-8")),
+                parse_outline(self.path("storm_gen_outline.txt").read_text(encoding="utf-8")))
+
+    # --- article -------------------------------------------------------------------------------
+
+    def write_article(self, article: Article, table: dict[str, InfoEntry]) -> None:
+        _write(self.path("url_to_info.json"), _json(reference_json(article, table)))
+        _write(self.path("storm_gen_article.txt"), article_text(article, with_lead=False))
+
+    def read_article(self) -> Article:
+        return read_article_text(self.topic, self.path("storm_gen_article.txt").read_text(encoding="utf-8"),
+                                 json.loads(self.path("url_to_info.json").read_text(encoding="utf-8")))
+
+    def write_polished(self, article: Article, table: dict[str, InfoEntry], report: str) -> None:
+        _write(self.path("storm_gen_article_polished.txt"), article_text(article))
+        _write(self.path("url_to_info.json"), _json(reference_json(article, table)))
+        _write(self.path("report.md"), report)
+
+    def read_polished(self) -> Article:
+        return read_article_text(self.topic,
+                                 self.path("storm_gen_article_polished.txt").read_text(encoding="utf-8"),
+                                 json.loads(self.path("url_to_info.json").read_text(encoding="utf-8")),
+                                 with_lead=True)
+
+    # --- run config and call history -----------------------------------------------------------
+
+    def write_config(self, config: BaseModel) -> None:
+        _write(self.path(RUN_CONFIG), config.model_dump_json(indent=2) + "\n")
+
+    def write_history(self, jsonl: str, append: bool) -> None:
+        path = self.path(CALL_HISTORY)
+        before = path.read_text(encoding="utf-8") if append and path.is_file() else ""
+        _write(path, before + jsonl)
+
+
+def url_to_info_json(table: dict[str, InfoEntry]) -> dict:
+    """STORM's url_to_info layout, each snippet's exact place kept beside its text."""
+    return {url: {"url": e.url, "title": e.title, "description": e.description,
+                  "snippets": [s.text for s in e.snippets],
+                  "places": [s.model_dump(mode="json", exclude={"text"}) for s in e.snippets]}
+            for url, e in table.items()}
+
+
+def reference_json(article: Article, table: dict[str, InfoEntry]) -> dict:
+    """url_to_info.json: the article's index (`url_to_unified_index`), the table, and what each
+    citation number cites."""
+    return {
+        "url_to_unified_index": {c.url: c.index for c in article.citations},
+        "url_to_info": url_to_info_json(table),
+        "citations": [c.model_dump(mode="json") for c in article.citations],
+    }
+
+
+def read_article_text(topic: str, text: str, references: dict, with_lead: bool = False) -> Article:
+    """An `Article` from STORM's article text and url_to_info.json."""
+    blocks = re.split(r"(?m)^# (.+)$", text)
+    lead = blocks[0].strip() if with_lead else ""
+    sections = [ArticleSection(heading=blocks[i].strip(), text=blocks[i + 1].strip())
+                for i in range(1, len(blocks) - 1, 2)]
+    citations = [Citation.model_validate(c) for c in references.get("citations", [])]
+    return Article(topic=topic, lead=lead, sections=sections, citations=citations)
+
+
+# --- report.md ------------------------------------------------------------------------------
+
+
+def _ranges(snippets: list[Snippet]) -> str:
+    spans = sorted({(s.line_start, s.line_end) for s in snippets})
+    text = ", ".join(f"{a}" if a == b else f"{a}–{b}" for a, b in spans)
+    return f"line{'s' if len(spans) > 1 or (spans and spans[0][0] != spans[0][1]) else ''} {text}" if spans else ""
+
+
+def reference_line(c: Citation) -> str:
+    first = c.snippets[0] if c.snippets else None
+    where = c.url if c.url.startswith(("http://", "https://")) else f"`{c.url}`"
+    place = _ranges(c.snippets)
+    if first is not None and first.url != first.path:
+        place = f"{Path(first.path).name}, {place}" if place else Path(first.path).name
+    return f"[{c.index}] {c.title}. {where}" + (f" ({place})" if place else "")
+
+
+def report_markdown(article: Article) -> str:
+    """The polished article with a References section for every [n] it uses."""
+    used = cited_indices(article)
+    parts = [f"# {article.topic}"]
+    if article.lead.strip():
+        parts.append(article.lead.strip())
+    for s in article.sections:
+        parts.append(f"## {s.heading}\n\n{s.text.strip()}")
+    refs = [article.citation(n) for n in used]
+    if refs:
+        parts.append("## References\n\n" + "\n".join(f"{reference_line(c)}  " for c in refs if c is not None))
+    return "\n\n".join(parts).rstrip() + "\n"
+
+
+def nothing_found_markdown(topic: str, where: str, queries: list[str]) -> str:
+    searched = "; ".join(dict.fromkeys(queries)) or topic
+    return (f"# {topic}\n\nNothing about this topic was found in {where}, so no report was written.\n\n"
+            f"Searched for: {searched}.\n")

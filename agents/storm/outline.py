@@ -1,0 +1,75 @@
+"""The outline: a draft from the topic alone, refined from what the conversations found.
+
+Stored as STORM's outline text: one heading a line, `#` for a section and `##`
+for a subsection.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from agents.lm.steps import LanguageModel
+from agents.storm.evidence import Excerpt
+from agents.storm.headings import DocumentHeading
+from agents.storm.records import ConversationLog, Outline, OutlineSection
+from agents.storm.steps_outline import (
+    MAX_SECTIONS,
+    DraftOutline,
+    DraftOutlineInput,
+    QuestionAnswer,
+    RefineOutline,
+    RefineOutlineInput,
+    clean_outline,
+)
+from agents.storm.steps_research import NOTHING_FOUND
+from retrieval.infotable import Snippet
+
+
+async def draft_outline(topic: str, models: LanguageModel) -> Outline:
+    return clean_outline(await models.run(DraftOutline, DraftOutlineInput(topic=topic)), topic)
+
+
+async def refine_outline(topic: str, draft: Outline, log: ConversationLog, snippets: Sequence[Snippet],
+                         models: LanguageModel, max_headings: int = MAX_SECTIONS) -> Outline:
+    """The outline the research supports; empty when the research found nothing."""
+    if not snippets:
+        return Outline()
+    conversation = [QuestionAnswer(question=t.user_utterance, answer=t.agent_utterance)
+                    for c in log.conversations for t in c.dlg_turns if t.agent_utterance != NOTHING_FOUND]
+    headings: list[DocumentHeading] = []
+    for s in snippets:
+        for h in s.heading_path:
+            d = DocumentHeading(heading=h, title=s.title)
+            if d not in headings:
+                headings.append(d)
+    out = await models.run(RefineOutline, RefineOutlineInput(
+        topic=topic, draft=draft, conversation=conversation, document_headings=headings,
+        evidence=[Excerpt(text=s.text, title=s.title, section=" > ".join(s.heading_path)) for s in snippets],
+        max_headings=max_headings))
+    return clean_outline(out, topic)
+
+
+def outline_text(outline: Outline) -> str:
+    lines = []
+    for s in outline.sections:
+        lines.append(f"# {s.heading}")
+        lines += [f"## {x}" for x in s.subsections]
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def parse_outline(text: str) -> Outline:
+    """An `Outline` from outline text; deeper levels fold into subsections."""
+    sections: list[OutlineSection] = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped.startswith("#"):
+            continue
+        level = len(stripped) - len(stripped.lstrip("#"))
+        heading = stripped.lstrip("#").strip()
+        if not heading:
+            continue
+        if level == 1 or not sections:
+            sections.append(OutlineSection(heading=heading))
+        else:
+            sections[-1].subsections.append(heading)
+    return Outline(sections=sections)

@@ -1,0 +1,238 @@
+"""The writing steps: one section from its snippets, the lead, and the de-duplicating polish."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from agents.lm.nlp import TextToolkit
+from agents.lm.steps import Step
+from agents.storm.citations import strip_citations
+from agents.storm.evidence import EvidenceSentence, mmr, rounded, sentences_of, similarity
+from agents.storm.headings import clean_heading
+from agents.storm.lexicon import section_type
+from agents.storm.steps_research import NumberedSource, render_sources
+
+SECTION_SENTENCES = 6  # a section without subsections
+INTRO_SENTENCES = 3  # the part of a section above its subsections
+SUBSECTION_SENTENCES = 4
+LEAD_SENTENCES = 3
+MIN_FIT = 0.25  # a sentence less similar than this to its heading is not used for it
+RELATIVE_FIT = 0.7  # nor one much less similar than the best sentence for it
+DUPLICATE = 0.9  # sentences this similar say the same thing
+ANAPHORIC = re.compile(r"^(?:it|its|this|these|that|those|they|their|them|he|she|his|her|both|such|the latter|"
+                       r"the former|there|here|then|also|however|but|and|or)\b", re.IGNORECASE)
+OWN_HEADING = 0.3  # a sentence written under a heading of the section's name belongs to it
+OPENING = 0.05  # lead preference for the first sentence of a passage
+NAMING = 0.2  # lead preference for sentences using the topic's words (times the share used)
+
+
+def heading_text(heading: str) -> str:
+    """What a sentence is matched against for a heading: the heading and its lexicon cue, if any. Not the
+    topic: every snippet is about the topic, and its name would pull in whichever sentence repeats it."""
+    st = section_type(heading)
+    return f"{heading}: {st.cue}" if st else heading
+
+
+def _cited(sentence: EvidenceSentence, sources: list[NumberedSource]) -> str:
+    return f"{sentence.text}[{sources[sentence.source].n}]"
+
+
+def _paragraph(picked: list[int], sentences: list[EvidenceSentence], sources: list[NumberedSource]) -> str:
+    # Source order, then place in the source: sentences of one passage stay in their own order.
+    ordered = sorted(picked, key=lambda i: (sentences[i].source, sentences[i].position))
+    return " ".join(_cited(sentences[i], sources) for i in ordered)
+
+
+# --- a section ----------------------------------------------------------------------------------
+
+
+class SectionInput(BaseModel):
+    topic: str
+    heading: str
+    subsections: list[str] = Field(default_factory=list)
+    other_headings: list[str] = Field(default_factory=list, description="the article's other sections")
+    sources: list[NumberedSource]
+
+
+class SectionOutput(BaseModel):
+    text: str = Field(description="the section body in markdown: paragraphs, '### Subheading' lines, [n] citations")
+
+
+class WriteSection(Step[SectionInput, SectionOutput]):
+    name = "storm.article.section"
+    stage = "article"
+    Input = SectionInput
+    Output = SectionOutput
+    instructions = """\
+You write one section of an encyclopedia article from numbered sources. Write neutral, factual prose
+using only what the sources say, and put the number of the source after every sentence, like [3].
+Cover the section's subsections in order, each under a line "### <subsection>". Leave out what belongs
+to the article's other sections. Do not repeat the section heading and do not add a references list."""
+
+    @classmethod
+    def render_input(cls, inp: SectionInput) -> str:
+        subs = "; ".join(inp.subsections) or "(none)"
+        others = "; ".join(inp.other_headings) or "(none)"
+        return (f"Topic: {inp.topic}\nSection: {inp.heading}\nSubsections: {subs}\nOther sections: {others}\n\n"
+                f"Sources:\n{render_sources(inp.sources)}")
+
+    @classmethod
+    def extract(cls, inp: SectionInput, nlp: TextToolkit) -> SectionOutput:
+        sentences = sentences_of([s.text for s in inp.sources], nlp)
+        if not sentences:
+            return SectionOutput(text="")
+        texts = [s.text for s in sentences]
+        own = [inp.heading, *inp.subsections]
+        targets = [heading_text(h) for h in [*own, *inp.other_headings]]
+        fit = similarity(texts, targets, nlp)
+        # a sentence written under a heading of the same name belongs to that heading
+        for j, h in enumerate([*own, *inp.other_headings]):
+            key = clean_heading(h).lower()
+            for i, x in enumerate(sentences):
+                if key in {clean_heading(p).lower() for p in inp.sources[x.source].section.split(" > ")}:
+                    fit[i, j] += OWN_HEADING
+        fit = np.round(fit, 6)
+        pairwise = similarity(texts, texts, nlp)
+        home = fit.argmax(axis=1)  # each sentence belongs where it fits best
+        used: set[int] = set()
+
+        def pick(target: int, k: int) -> list[int]:
+            floor = max(MIN_FIT, RELATIVE_FIT * float(fit[:, target].max()))
+            mine = [i for i in range(len(texts)) if home[i] == target and fit[i, target] >= floor and i not in used]
+            chosen = mmr(fit[:, target], pairwise, k, candidates=mine)
+            used.update(chosen)
+            return chosen
+
+        parts: list[str] = []
+        intro = pick(0, INTRO_SENTENCES if inp.subsections else SECTION_SENTENCES)
+        subs = [(h, pick(j + 1, SUBSECTION_SENTENCES)) for j, h in enumerate(inp.subsections)]
+        if not intro and not any(p for _, p in subs):
+            # Nothing fits better here than elsewhere: the best-fitting snippets were still retrieved for
+            # this heading, so say what they say rather than leave the section empty.
+            intro = mmr(fit[:, 0], pairwise, min(2, len(texts)),
+                        candidates=[i for i in range(len(texts)) if fit[i, 0] >= MIN_FIT])
+        if intro:
+            parts.append(_paragraph(intro, sentences, inp.sources))
+        for heading, picked in subs:
+            if picked:
+                parts.append(f"### {heading}\n\n{_paragraph(picked, sentences, inp.sources)}")
+        return SectionOutput(text="\n\n".join(parts))
+
+
+# --- the lead -----------------------------------------------------------------------------------
+
+
+class SectionDigest(BaseModel):
+    heading: str
+    text: str
+
+
+class LeadInput(BaseModel):
+    topic: str
+    sections: list[SectionDigest]
+    sources: list[NumberedSource] = Field(description="snippets most related to the topic as a whole")
+
+
+class LeadOutput(BaseModel):
+    lead: str = Field(description="two to four sentences summarising the topic, with [n] citations")
+
+
+class WriteLead(Step[LeadInput, LeadOutput]):
+    name = "storm.article.lead"
+    stage = "polish"
+    Input = LeadInput
+    Output = LeadOutput
+    instructions = """\
+Write the lead of an encyclopedia article: two to four sentences that say what the topic is and sum up
+its most important points, as covered in the article's sections. Use only facts the sources state, and
+put the number of the source after every sentence, like [2]. No heading."""
+
+    @classmethod
+    def render_input(cls, inp: LeadInput) -> str:
+        body = "\n\n".join(f"## {s.heading}\n{strip_citations(s.text)}" for s in inp.sections)
+        return f"Topic: {inp.topic}\n\nArticle sections:\n{body or '(none)'}\n\nSources:\n{render_sources(inp.sources)}"
+
+    @classmethod
+    def extract(cls, inp: LeadInput, nlp: TextToolkit) -> LeadOutput:
+        # a lead sentence must stand on its own: no list entry, no "It"/"This"/"He" pointing back
+        sentences = [s for s in sentences_of([s.text for s in inp.sources], nlp)
+                     if not s.text.startswith("**") and not ANAPHORIC.match(s.text)]
+        if not sentences:
+            return LeadOutput(lead="")
+        texts = [s.text for s in sentences]
+        body = [strip_citations(s) for sec in inp.sections for s in nlp.sentences(sec.text)
+                if not s.startswith("#")]
+        queries = [inp.topic] + [f"{inp.topic} {sec.heading}" for sec in inp.sections[:6]]
+        fit = similarity(texts, queries, nlp)
+        relevance = 0.6 * fit[:, 0] + 0.4 * fit[:, 1:].mean(axis=1) if fit.shape[1] > 1 else fit[:, 0]
+        # the opening sentence of a passage tends to say what it is about, and a lead names its topic
+        topic_words = set(nlp.content_tokens(inp.topic))
+        naming = np.array([len(topic_words & set(nlp.content_tokens(t))) / max(1, len(topic_words)) for t in texts])
+        opening = np.array([OPENING if s.position == 0 else 0.0 for s in sentences])
+        relevance = np.round(relevance + opening + NAMING * naming, 6)
+        fresh = list(range(len(texts)))
+        if body:
+            repeat = similarity(texts, body, nlp).max(axis=1)
+            fresh = [i for i in fresh if repeat[i] < DUPLICATE] or fresh
+        fresh = [i for i in fresh if relevance[i] >= MIN_FIT]
+        chosen = mmr(relevance, similarity(texts, texts, nlp), LEAD_SENTENCES, lambda_=0.6, candidates=fresh)
+        return LeadOutput(lead=" ".join(_cited(sentences[i], inp.sources) for i in chosen))
+
+
+# --- polish: remove repetition ------------------------------------------------------------------
+
+
+class PolishInput(BaseModel):
+    topic: str
+    heading: str
+    text: str = Field(description="the section body, [n] citations in the article's numbering")
+    earlier: list[str] = Field(default_factory=list, description="sentences the article already says above")
+
+
+class PolishOutput(BaseModel):
+    text: str
+
+
+class PolishSection(Step[PolishInput, PolishOutput]):
+    name = "storm.article.polish"
+    stage = "polish"
+    Input = PolishInput
+    Output = PolishOutput
+    instructions = """\
+You edit one section of an encyclopedia article. Delete every sentence that repeats something the
+section or the earlier text already says; change nothing else. Keep the remaining sentences word for
+word, with their [n] citations and '### ' subheading lines."""
+
+    @classmethod
+    def render_input(cls, inp: PolishInput) -> str:
+        earlier = "\n".join(f"- {s}" for s in inp.earlier) or "(nothing yet)"
+        return f"Topic: {inp.topic}\nSection: {inp.heading}\n\nEarlier text:\n{earlier}\n\nSection text:\n{inp.text}"
+
+    @classmethod
+    def extract(cls, inp: PolishInput, nlp: TextToolkit) -> PolishOutput:
+        blocks = [b for b in re.split(r"\n\s*\n", inp.text) if b.strip()]
+        units = [(bi, s) for bi, b in enumerate(blocks) if not b.startswith("#") for s in nlp.sentences(b)]
+        plain = [strip_citations(s) for _, s in units]
+        seen = list(inp.earlier)
+        dropped: set[int] = set()
+        if plain:
+            sim = similarity(plain, [*plain, *seen], nlp)
+            for i in range(len(plain)):
+                before = [j for j in range(i) if j not in dropped] + [len(plain) + j for j in range(len(seen))]
+                if any(rounded(float(sim[i, j])) >= DUPLICATE for j in before):
+                    dropped.add(i)
+        out: list[str] = []
+        for bi, b in enumerate(blocks):
+            if b.startswith("#"):
+                out.append(b)
+                continue
+            kept = [s for k, (bj, s) in enumerate(units) if bj == bi and k not in dropped]
+            if kept:
+                out.append(" ".join(kept))
+        # a subheading left with nothing under it goes too
+        cleaned = [b for i, b in enumerate(out) if not (b.startswith("#") and (i + 1 == len(out) or out[i + 1].startswith("#")))]
+        return PolishOutput(text="\n\n".join(cleaned))
+

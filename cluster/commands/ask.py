@@ -1,0 +1,108 @@
+"""`raystorm ask "QUESTION" --collection NAME [--strategy auto|chain|deep|naive] [--json]`.
+
+Answers in this process (one question needs no cluster): the router (for
+`auto`), then the strategy over the collection. Prints the answer, the hop trace
+(query → intermediate answer → supporting passages) and the cited passages with
+source and line range; `--json` prints the same as one object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import textwrap
+
+from cluster.commands.common import add_store_arguments, info, relative_source, store_settings
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "ask", help="answer a multi-hop question over a collection",
+        description="Answer a question hop by hop (Chain-of-RAG), breadth first (DeepSearch) or in one "
+                    "search (NaiveRAG); `auto` lets the router choose. Every statement cites a passage "
+                    "of the collection.")
+    p.add_argument("question", help="the question")
+    p.add_argument("--collection", "-c", required=True)
+    p.add_argument("--strategy", choices=["auto", "chain", "deep", "naive"], default="auto",
+                   help="auto: the router picks chain for concrete multi-hop facts, deep for broad questions")
+    p.add_argument("--max-iter", type=int, default=None, metavar="N",
+                   help="hops (chain, default 4) or search rounds (deep, default 3)")
+    p.add_argument("--early-stop", action="store_true",
+                   help="chain: stop as soon as the model judges the hops sufficient")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    from agents.lm.arguments import add_llm_arguments
+
+    add_llm_arguments(p)
+    add_store_arguments(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from retrieval.errors import UsageError
+
+    if not args.question.strip():
+        raise UsageError("the question is empty")
+    if args.max_iter is not None and args.max_iter < 1:
+        raise UsageError(f"--max-iter must be at least 1, got {args.max_iter}")
+    if args.max_iter is not None and args.strategy == "naive":
+        raise UsageError("--max-iter does not apply to naive (one search); drop it or pick another --strategy")
+    if args.early_stop and args.strategy not in ("chain", "auto"):
+        raise UsageError("--early-stop applies to the chain strategy only (--strategy chain or auto)")
+    answer, usage = asyncio.run(_ask(args))
+    if args.json:
+        print(json.dumps({**answer.model_dump(mode="json"), "usage": usage}, ensure_ascii=False, indent=1))
+    else:
+        print_answer(answer)
+    return 0
+
+
+async def _ask(args: argparse.Namespace):
+    from agents.lm.arguments import stage_models_from_args
+    from agents.lm.nlp import TextToolkit
+    from agents.multihop.strategies import MULTIHOP_STAGES, MultihopSettings, ask
+    from retrieval.config import data_home
+    from retrieval.search import AsyncCorpus, Corpus
+
+    settings = store_settings(args)
+    models = stage_models_from_args(args, cache_dir=data_home(settings.data_dir) / "cache" / "llm",
+                                    nlp=TextToolkit())
+    models.validate_stages(MULTIHOP_STAGES)
+    if models.notice:
+        info(models.notice)
+    multihop = MultihopSettings()
+    if args.max_iter is not None:
+        multihop.chain.max_iter = multihop.deep.max_iter = args.max_iter
+    multihop.chain.early_stop = args.early_stop
+    corpus = Corpus(settings, args.collection)
+    corpus.check()
+    retriever = AsyncCorpus(corpus)
+    try:
+        answer = await ask(args.question, args.strategy, models, retriever, multihop)
+    finally:
+        retriever.close()
+        await models.close()
+    return answer, models.ledger.summary().total.model_dump()
+
+
+def print_answer(answer) -> None:
+    from agents.multihop.trace import found_nothing
+
+    if answer.route_note:
+        print(f"({answer.route_note})")
+    print(f"Answer ({answer.strategy}):")
+    print(textwrap.indent(textwrap.fill(answer.answer, 100), "  "))
+    if answer.short_answer:
+        print(f"  short answer: {answer.short_answer}")
+    print("\nHops:")
+    for i, hop in enumerate(answer.hops, start=1):
+        said = "(nothing found)" if found_nothing(hop.answer) else textwrap.shorten(hop.answer, 160)
+        print(f"  {i}. {hop.query}\n     -> {said}")
+        for p in hop.supporting_passages:
+            print(f"        [{p.title}] {relative_source(p.source)}:{p.line_start}-{p.line_end}")
+    print("\nSources:")
+    if not answer.citations:
+        print("  (none)")
+    for c in answer.citations:
+        print(f"  [{c.n}] {c.title} — {relative_source(c.source)}:{c.line_start}-{c.line_end}")

@@ -1,0 +1,152 @@
+"""`raystorm report "TOPIC" (--corpus PATH | --collection NAME)`: a cited STORM report per topic."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import re
+import sys
+from pathlib import Path
+
+from cluster.commands.common import add_store_arguments, info, relative_source, store_settings
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from agents.lm.arguments import add_llm_arguments
+
+    p = sub.add_parser(
+        "report", help="research a topic and write a cited report (STORM)",
+        description="Research each topic from several perspectives through simulated writer-expert "
+                    "conversations over the corpus, then write a Wikipedia-style report with numbered "
+                    "citations to exact source lines. Writes STORM's files and report.md into "
+                    "OUT/<topic_slug>/; a finished stage is reused on the next run, so a failed run resumes.")
+    p.add_argument("topic", nargs="?", help="the topic (or use --topics FILE)")
+    p.add_argument("--topics", metavar="FILE", help="a file with one topic a line ('#' starts a comment)")
+    src = p.add_argument_group("corpus")
+    src.add_argument("--corpus", metavar="PATH", action="append", default=[],
+                     help="files or folders to research (repeatable); ingested first, which is cheap "
+                          "when nothing changed, into --collection or a collection named after PATH")
+    src.add_argument("--collection", "-c", help="an ingested collection to research")
+    out = p.add_argument_group("research and writing")
+    out.add_argument("--out", metavar="DIR", help="where reports go (default: $RAYSTORM_HOME/runs)")
+    out.add_argument("--personas", type=int, default=3, metavar="N",
+                     help="personas besides the basic fact writer (default 3)")
+    out.add_argument("--turns", type=int, default=3, metavar="N", help="questions per conversation (default 3)")
+    out.add_argument("--search-k", type=int, default=5, metavar="K", help="passages per search query (default 5)")
+    out.add_argument("--exclude-url", action="append", default=[], metavar="URL",
+                     help="never retrieve this URL (repeatable; e.g. the ground truth in an evaluation)")
+    out.add_argument("--no-polish", action="store_true", help="keep sentences that repeat earlier ones")
+    out.add_argument("--force", action="store_true", help="redo every stage, even those already done")
+    add_llm_arguments(p)
+    add_store_arguments(p)
+    p.set_defaults(func=run)
+
+
+def read_topics(args: argparse.Namespace) -> list[str]:
+    from retrieval.errors import UsageError
+
+    topics: list[str] = []
+    if args.topic is not None:
+        if not args.topic.strip():
+            raise UsageError("the topic is empty: give a topic, e.g. raystorm report \"flood coverage\" --corpus DIR")
+        topics.append(" ".join(args.topic.split()))
+    if args.topics:
+        path = Path(args.topics)
+        if not path.is_file():
+            raise UsageError(f"--topics {args.topics}: no such file")
+        lines = [" ".join(line.split("#", 1)[0].split()) for line in path.read_text(encoding="utf-8").splitlines()]
+        found = [t for t in lines if t]
+        if not found:
+            raise UsageError(f"--topics {args.topics}: the file has no topics (one a line)")
+        topics += found
+    if not topics:
+        raise UsageError("no topic: give TOPIC or --topics FILE")
+    for name, value, low in (("--personas", args.personas, 0), ("--turns", args.turns, 1), ("--search-k", args.search_k, 1)):
+        if value < low:
+            raise UsageError(f"{name} must be at least {low}, got {value}")
+    if not args.corpus and not args.collection:
+        raise UsageError("say what to research: --corpus PATH (files to ingest) or --collection NAME")
+    return list(dict.fromkeys(topics))
+
+
+def collection_for(paths: list[str]) -> str:
+    """A collection name from the corpus path(s): the folder or file name, plus a hash when several."""
+    names = [Path(p).expanduser().resolve().name or "corpus" for p in paths]
+    base = re.sub(r"[^a-z0-9-]+", "-", "-".join(names).lower()).strip("-")[:48] or "corpus"
+    if len(paths) > 1:
+        base += "-" + hashlib.sha256("\n".join(sorted(str(Path(p).resolve()) for p in paths)).encode()).hexdigest()[:6]
+    return base
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+    import logging
+
+    topics = read_topics(args)
+    # autogen logs an agent's failure with a traceback before re-raising it; the error is reported here
+    logging.getLogger("autogen_core").addHandler(logging.NullHandler())
+    return asyncio.run(_run(args, topics))
+
+
+async def _run(args: argparse.Namespace, topics: list[str]) -> int:
+    from agents.lm.arguments import settings_from_args, stage_models_from_args
+    from agents.lm.nlp import TextToolkit
+    from agents.lm.settings import STORM_STAGES
+    from agents.storm.artifacts import topic_slug
+    from agents.storm.pipeline import ReportOptions, run_report
+    from agents.storm.run_config import RunConfig
+    from retrieval.config import data_home
+    from retrieval.infotable import AsyncInformationTable, InformationTable, table_name
+    from retrieval.ingest import Ingestor
+    from retrieval.search import AsyncCorpus, Corpus
+
+    settings = store_settings(args)
+    llm = settings_from_args(args)  # refuses bad LLM options before any work
+    collection = args.collection or collection_for(args.corpus)
+    ingestor = Ingestor(settings)
+    store = ingestor.store
+    try:
+        if args.corpus:
+            summary = ingestor.ingest_paths(args.corpus, collection)
+            info(f"corpus: ingested {', '.join(relative_source(str(Path(p).resolve())) for p in args.corpus)} "
+                 f"into '{collection}': {summary.line()}")
+        corpus = Corpus(settings, collection, store=store, dense=ingestor.dense, sparse=ingestor.sparse)
+        corpus.check()
+        nlp = TextToolkit(embed=corpus.dense.embed)
+        home = data_home(settings.data_dir)
+        models = stage_models_from_args(args, cache_dir=home / "cache" / "llm", nlp=nlp)
+        models.validate_stages(STORM_STAGES)
+        if models.notice:
+            info(models.notice)
+        out_dir = Path(args.out).expanduser().resolve() if args.out else home / "runs"
+        options = ReportOptions(personas=args.personas, turns=args.turns, search_k=args.search_k,
+                                exclude_urls=args.exclude_url, polish=not args.no_polish, force=args.force,
+                                where=f"collection '{collection}'")
+        retriever = AsyncCorpus(corpus)
+        try:
+            for topic in topics:
+                run_id = f"{topic_slug(topic)}-{hashlib.sha256(str(out_dir).encode()).hexdigest()[:8]}"
+                table = AsyncInformationTable(InformationTable(store, table_name(run_id), corpus.dense, corpus.sparse))
+                await table.drop()  # rebuilt from the conversation log, so it holds exactly this run's sources
+                config = RunConfig(topic=topic, collection=collection, corpus=[str(Path(p).resolve()) for p in args.corpus],
+                                   store=settings, llm=llm, options=options)
+                try:
+                    summary = await run_report(topic, retriever=retriever, table=table, models=models,
+                                               out_dir=str(out_dir), options=options, progress=_progress,
+                                               config=config, ledger=models.ledger)
+                    await table.drop()
+                finally:
+                    table.close()
+                print(summary.report)
+                print(f"[{topic}] {summary.line()}"
+                      + (f" (reused: {', '.join(summary.reused)})" if summary.reused else ""))
+        finally:
+            await models.close()
+            retriever.close()  # its worker thread; the store is closed below
+    finally:
+        store.close()
+    return 0
+
+
+def _progress(topic: str, stage: str, detail: str) -> None:
+    print(f"[{topic}] {stage}: {detail}", file=sys.stderr, flush=True)

@@ -1,0 +1,45 @@
+"""Every actor call is bounded and its failures name the actor and the stage."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import ray
+from cluster_agents import Misbehaving, PoolMember
+
+from actors.calls import ActorCallError, ActorTimeout, ActorUnavailable, call, get
+from actors.pool import ActorOptions, ActorPool
+from retrieval.errors import RaystormError
+
+
+def test_timeouts_and_errors_name_actor_and_stage(ray_cluster):
+    actor = Misbehaving.remote()
+    bound = dict(actor="Misbehaving[0]", stage="outline", timeout_s=1.0)
+    with pytest.raises(ActorTimeout, match=r"actor Misbehaving\[0\], sleep\(\) in stage 'outline': no answer after 1 s"):
+        asyncio.run(call(actor.sleep.remote(30), method="sleep", **bound))
+    with pytest.raises(ActorTimeout, match="no answer"):
+        get(actor.sleep.remote(30), method="sleep", **bound)
+    # a user-facing error keeps its own message (it says what to do)
+    with pytest.raises(RaystormError, match="^collection 'x' not found"):
+        get(actor.fail.remote(True), method="fail", **{**bound, "timeout_s": 30})
+    with pytest.raises(ActorCallError, match=r"fail\(\) in stage 'outline': ValueError: bad value"):
+        get(actor.fail.remote(False), method="fail", **{**bound, "timeout_s": 30})
+
+
+def test_dead_actor_is_reported_and_idempotent_calls_move_on(ray_cluster):
+    doomed = Misbehaving.options(max_restarts=0).remote()
+    get(doomed.ready.remote(), actor="Misbehaving", method="ready", stage="t", timeout_s=60)
+    with pytest.raises(ActorUnavailable, match=r"die\(\) in stage 'conversation': the actor is gone"):
+        get(doomed.die.remote(), actor="Misbehaving", method="die", stage="conversation", timeout_s=60)
+
+    pool = ActorPool.create(PoolMember, size=2, options=ActorOptions(max_restarts=0), label="Expert")
+    pool.wait_ready(timeout_s=120)
+    ray.kill(pool.handles[0], no_restart=True)
+
+    async def turns():
+        return [await pool.call("pid", stage="conversation", timeout_s=60, idempotent=True) for _ in range(4)]
+
+    pids = asyncio.run(turns())
+    survivor = get(pool.handles[1].pid.remote(), actor="Expert[1]", method="pid", stage="t", timeout_s=60)
+    assert pids == [survivor] * 4

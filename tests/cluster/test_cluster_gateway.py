@@ -1,0 +1,103 @@
+"""The LLM gateway: cluster-wide endpoint limits, one usage ledger, the shared cache."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from cluster_agents import Note, ShoutStep
+
+from actors.calls import get
+from actors.gateway import EndpointGate, EndpointLimits, GatewaySettings, LLMGateway, UsageBook
+from actors.models import INJECTED_ENDPOINT, ActorModels, ModelRecipe
+from agents.lm.cache import CachedCompletion
+from agents.lm.usage import UsageRecord
+
+
+def test_gate_never_exceeds_its_concurrency():
+    gate = EndpointGate("e", EndpointLimits(concurrency=2), lease_timeout_s=60)
+    running, peak = 0, 0
+
+    async def one(i: int):
+        nonlocal running, peak
+        await gate.acquire(f"l{i}")
+        running += 1
+        peak = max(peak, running)
+        await asyncio.sleep(0.01)
+        running -= 1
+        gate.release(f"l{i}")
+
+    async def many():
+        await asyncio.gather(*(one(i) for i in range(12)))
+
+    asyncio.run(many())
+    assert peak == 2 and gate.stats.peak_in_flight == 2 and gate.stats.granted == 12 and gate.stats.in_flight == 0
+
+
+def test_gate_takes_back_leases_of_holders_that_died():
+    gate = EndpointGate("e", EndpointLimits(concurrency=1), lease_timeout_s=0.2)
+
+    async def scenario():
+        await gate.acquire("dead-holder")  # never released
+        await asyncio.wait_for(gate.acquire("next"), timeout=5)
+
+    asyncio.run(scenario())
+    assert gate.stats.reclaimed == 1 and gate.stats.in_flight == 1
+
+
+def test_gate_spaces_requests_by_rate():
+    gate = EndpointGate("e", EndpointLimits(concurrency=10, requests_per_minute=1200), lease_timeout_s=60)
+
+    async def three():
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        for i in range(3):
+            await gate.acquire(f"l{i}")
+        return loop.time() - start
+
+    assert asyncio.run(three()) >= 0.09  # 3 requests at 20/s: the third starts 0.1 s after the first
+
+
+def test_usage_book_counts_a_record_once_and_keeps_its_origin():
+    book = UsageBook()
+    a = UsageRecord(step="s", stage="outline", model="m", prompt_tokens=3)
+    b = UsageRecord(step="s", stage="article", model="m", completion_tokens=5)
+    book.add([a, b], "Expert[0]", "topic-1")
+    book.add([a], "Expert[1]", "topic-2")  # a retried filing
+    report = book.report([])
+    assert report.summary.total.calls == 2
+    assert report.by_actor["Expert[0]"].calls == 2 and "Expert[1]" not in report.by_actor
+    assert len(book.ledger_for("topic-1").records) == 2 and not book.ledger_for("topic-2").records
+
+
+def test_gated_models_share_one_limit_and_one_ledger(ray_cluster, tmp_path):
+    settings = GatewaySettings(endpoints={INJECTED_ENDPOINT: EndpointLimits(concurrency=2)},
+                               cache_dir=str(tmp_path / "cache"))
+    gateway = LLMGateway.remote(settings)
+    recipe = ModelRecipe(inject_latency_s=0.05)
+    # two "actors" (here: two model sets in this process) drawing on the same endpoint
+    sets = [ActorModels(recipe, gateway, holder=f"PersonaWriter[{i}]") for i in range(2)]
+
+    async def run_all():
+        calls = [s.for_topic(t).run(ShoutStep, Note(text=f"{t} {i}"))
+                 for s in sets for t in ("alpha", "beta") for i in range(3)]
+        return await asyncio.gather(*calls)
+
+    outputs = asyncio.run(run_all())
+    assert [o.text for o in outputs[:3]] == ["ALPHA 0", "ALPHA 1", "ALPHA 2"]
+    report = get(gateway.report.remote(), actor="LLMGateway", method="report", stage="test", timeout_s=30)
+    assert report.summary.total.calls == 12
+    assert {a: t.calls for a, t in report.by_actor.items()} == {"PersonaWriter[0]": 6, "PersonaWriter[1]": 6}
+    assert {t: v.calls for t, v in report.by_topic.items()} == {"alpha": 6, "beta": 6}
+    (gate,) = report.gates
+    assert gate.endpoint == INJECTED_ENDPOINT and gate.peak_in_flight == 2 and gate.granted == 12
+
+    entry = CachedCompletion(key="k" * 64, model="m", text="cached", request={})
+    get(gateway.cache_put.remote(entry), actor="LLMGateway", method="cache_put", stage="test", timeout_s=30)
+    hit = get(gateway.cache_get.remote("k" * 64), actor="LLMGateway", method="cache_get", stage="test", timeout_s=30)
+    assert hit.text == "cached"
+
+
+def test_latency_knob_refuses_negative_values():
+    with pytest.raises(ValueError):
+        ModelRecipe(inject_latency_s=-1)
