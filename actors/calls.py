@@ -11,7 +11,6 @@ as `ActorCallError` with the remote exception's type and message otherwise.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -106,13 +105,3 @@ async def retrying(make_call: Callable[[], Awaitable[T]], *, attempts: int = 3, 
             await asyncio.sleep(delay_s * (2**attempt))
     raise AssertionError("unreachable")
 
-
-class Deadline:
-    """What is left of one overall bound, for a sequence of calls."""
-
-    def __init__(self, seconds: float):
-        self.seconds = seconds
-        self._end = time.monotonic() + seconds
-
-    def left(self) -> float:
-        return max(self._end - time.monotonic(), 0.001)

@@ -65,6 +65,11 @@ class CorpusActor:
         self._table(name).drop()
         self._tables.pop(name, None)
 
+    def close(self) -> None:
+        """Let go of the store (in embedded mode: its folder's lock), so another process may open it."""
+        self._tables.clear()
+        self._corpus.close()
+
 
 class PoolRetriever:
     """A `Retriever` over corpus actors; picklable, so other actors search through it too."""
@@ -116,6 +121,14 @@ class CorpusPool:
     async def search(self, query: str, k: int = 5, flt: SearchFilter | None = None) -> list[SearchHit]:
         return await self._retriever.search(query, k=k, flt=flt)
 
-    def kill(self) -> None:
+    def kill(self, timeout_s: float = 30.0) -> None:
+        """Close the actors' stores (bounded), then end them: the store folder is free on return."""
+        refs = [h.close.remote() for h in self.pool.handles]
+        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=timeout_s)
+        for ref in ready:
+            try:
+                ray.get(ref, timeout=0)
+            except ray.exceptions.RayError:  # already gone: its lock went with its process
+                pass
         self.pool.kill()
 

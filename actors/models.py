@@ -30,6 +30,7 @@ from agents.lm.nlp import TextToolkit
 from agents.lm.settings import LLMSettings, ModelSpec
 from agents.lm.steps import LanguageModel, Step
 from agents.lm.usage import UsageLedger
+from retrieval.config import StoreSettings
 from retrieval.embeddings import DenseEmbedder
 
 INJECTED_ENDPOINT = "injected-latency"
@@ -134,6 +135,11 @@ class ModelRecipe(BaseModel):
     toolkit_model: str | None = Field(
         None, description="dense model the extractive toolkit embeds with (None: lexical similarity only)")
     models_dir: str | None = Field(None, description="where that model's files are (a node-local folder)")
+
+    @classmethod
+    def for_store(cls, store: StoreSettings, **fields) -> "ModelRecipe":
+        """The recipe `raystorm report` implies: the extractive toolkit embeds with the store's dense model."""
+        return cls(toolkit_model=store.dense_model, models_dir=str(store.models_dir), **fields)
 
     def toolkit(self) -> TextToolkit:
         """The extractive model's toolkit, as the in-process run builds it."""

@@ -31,6 +31,8 @@ class AsyncTable(Protocol):
     async def search(self, queries: Sequence[str], k: int) -> list[Snippet]: ...
     async def snippets(self) -> list[Snippet]: ...
     async def count(self) -> int: ...
+    async def url_to_info(self) -> dict[str, InfoEntry]: ...
+    async def drop(self) -> None: ...
 
 
 class RemoteTable:
@@ -59,6 +61,9 @@ class RemoteTable:
 
     async def url_to_info(self) -> dict[str, InfoEntry]:
         return group_by_url(await self.snippets())
+
+    async def drop(self) -> None:
+        await self._call("table_drop", stage="information table")
 
 
 class DirectTable:
@@ -90,6 +95,9 @@ class DirectTable:
 
     async def url_to_info(self) -> dict[str, InfoEntry]:
         return group_by_url(await self.snippets())
+
+    async def drop(self) -> None:
+        await self._run(self._table.drop)
 
     def close(self) -> None:
         self._thread.shutdown(wait=True)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import ray
@@ -56,9 +56,9 @@ from agents.storm.pipeline import (
     table_sources,
 )
 from agents.storm.records import Article, Conversation, ConversationLog, Persona
-from cluster.runtime import connect, driver_node_id
+from cluster.runtime import cluster_info, connect, driver_node_id
 from retrieval.config import StoreSettings
-from retrieval.errors import RaystormError, StageFailed
+from retrieval.errors import RaystormError, StageFailed, UsageError
 from retrieval.infotable import group_by_url, table_name
 
 START_TIMEOUT_S = 300.0
@@ -95,10 +95,9 @@ class TopicsFailed(RaystormError):
 
 
 def run_table_name(out_dir: str, topic: str) -> str:
-    """The topic's table collection: stable across reruns into the same output folder, so a
-    resumed run adds to (and never duplicates) what the killed one wrote."""
-    where = hashlib.sha256(str(Path(out_dir).expanduser().resolve()).encode()).hexdigest()[:10]
-    return table_name(f"{topic_slug(topic)[:60]}-{where}")
+    """The topic's table collection, named as `raystorm report` names it (topic and output folder)."""
+    where = hashlib.sha256(str(Path(out_dir).expanduser().resolve()).encode()).hexdigest()[:8]
+    return table_name(f"{topic_slug(topic)}-{where}")
 
 
 def writer_name(persona: Persona) -> str:
@@ -112,6 +111,10 @@ class ResearchCluster:
 
     def __init__(self, store: StoreSettings, collection: str, llm: LLMSettings, plan: ClusterPlan,
                  personas_total: int, cache_dir: str | None = None, recipe: ModelRecipe | None = None):
+        if cluster_info().client_mode and not store.qdrant_url:
+            raise UsageError("over Ray Client (ray://) the actors cannot open this machine's embedded store: "
+                             "use a Qdrant server (--qdrant-url), or submit the run as a job (`raystorm submit`) "
+                             "so it runs where the data is")
         self.plan = plan
         cpus = cluster_cpus()
         recipe = recipe or ModelRecipe(llm=llm)
@@ -140,6 +143,15 @@ class ResearchCluster:
             label="Expert", args=(recipe, self.gateway, self.corpus.retriever(), self.corpus.pool),
             runtime_env=env, pass_label=True)
         self._slot = 0
+        self._writer_of: dict[tuple[str, str], tuple[int, str]] = {}  # (topic, persona) -> (writer actor, key)
+
+    def note_writer(self, topic: str, persona: str, index: int, key: str) -> None:
+        self._writer_of[(topic, persona)] = (index, key)
+
+    def writer_for(self, topic: str, persona: str) -> tuple[ray.actor.ActorHandle, str]:
+        """The actor hosting that persona's writer, and its key there (e.g. to interview it after the run)."""
+        index, key = self._writer_of[(topic, persona)]
+        return self.writers.handles[index], key
 
     def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
         get(self.gateway.ready.remote(), actor="LLMGateway", method="ready", stage="startup", timeout_s=timeout_s)
@@ -222,6 +234,7 @@ class _Topic:
             try:
                 card = await call(actor.add_writer.remote(key, writer_name(persona), self.topic, persona, o.turns),
                                   method="add_writer", **bound)
+                run.note_writer(self.topic, persona.name, index, key)
                 writer = RemoteChatAgent(card, actor, key, label=label, stage="conversations",
                                          timeout_s=run.plan.turn_timeout_s)
                 expert = PooledChatAgent(expert_card, run.experts, spec, stage="conversations",
@@ -315,7 +328,9 @@ class _Topic:
 
 async def report_topic(topic: str, run: ResearchCluster, out_dir: str, options: ReportOptions | None = None,
                        progress: Progress | None = None, config: BaseModel | None = None) -> ReportSummary:
-    """One topic into `out_dir/<topic_slug>/`, as `run_report` does it, on the cluster `run`."""
+    """One topic into `out_dir/<topic_slug>/`, as `run_report` does it, on the cluster `run`.
+
+    `config`: written as run_config.json (no secrets)."""
     options = options or ReportOptions()
     if not topic.strip():
         raise RaystormError("the topic is empty")
@@ -327,8 +342,11 @@ async def report_topic(topic: str, run: ResearchCluster, out_dir: str, options: 
     if options.force:
         for stage in STAGES:
             job.files.clear(stage)
+    # the table is rebuilt from the conversation log, so it holds exactly this run's sources
+    await job.table.drop()
     try:
         summary = await job.report()
+        await job.table.drop()
     finally:
         ledger = await call(run.gateway.ledger.remote(topic), actor="LLMGateway", method="ledger",
                             stage="llm_call_history", timeout_s=60)
@@ -342,15 +360,19 @@ async def report_topic(topic: str, run: ResearchCluster, out_dir: str, options: 
 # --- many topics -------------------------------------------------------------------------------------
 
 
+ConfigFor = Callable[[str], BaseModel]  # topic -> what its run_config.json records
+
+
 async def report_topics(topics: Sequence[str], run: ResearchCluster, out_dir: str,
                         options: ReportOptions | None = None, progress: Progress | None = None,
-                        config: BaseModel | None = None) -> list[ReportSummary]:
+                        config_for: ConfigFor | None = None) -> list[ReportSummary]:
     """Every topic at once (at most `plan.topics_in_flight`); a failed topic does not stop the others."""
     limit = asyncio.Semaphore(run.plan.topics_in_flight or max(len(topics), 1))
 
     async def one(topic: str) -> ReportSummary:
         async with limit:
-            return await report_topic(topic, run, out_dir, options, progress, config)
+            return await report_topic(topic, run, out_dir, options, progress,
+                                      config_for(topic) if config_for else None)
 
     results = await asyncio.gather(*(one(t) for t in topics), return_exceptions=True)
     failures = {t: r for t, r in zip(topics, results) if isinstance(r, BaseException)}
@@ -365,15 +387,18 @@ async def report_topics(topics: Sequence[str], run: ResearchCluster, out_dir: st
 
 def run_reports_distributed(topics: Sequence[str], *, store: StoreSettings, collection: str, out_dir: str,
                             llm: LLMSettings | None = None, options: ReportOptions | None = None,
-                            progress: Progress | None = None, config: BaseModel | None = None,
+                            progress: Progress | None = None, config_for: ConfigFor | None = None,
                             plan: ClusterPlan | None = None, address: str | None = None,
                             cache_dir: str | None = None, recipe: ModelRecipe | None = None
                             ) -> list[ReportSummary]:
     """Research and write every topic's report on Ray (joining `address`, else a local Ray).
 
     The same results and files as calling `run_report` for each topic, one after
-    another. `cache_dir`: the completion cache (on the driver's node). `recipe`:
-    how actors build their models beyond `llm` (the extractive toolkit's embedder).
+    another, as `raystorm report` does. `config_for(topic)`: that topic's
+    run_config.json. `cache_dir`: the completion cache (on the driver's node).
+    `recipe`: how actors build their models beyond `llm`; by default the extractive
+    toolkit embeds with the store's dense model, as `raystorm report` does.
+    Raises `TopicsFailed` (with the finished topics' summaries) if any topic failed.
     """
     topics = list(dict.fromkeys(t.strip() for t in topics if t.strip()))
     if not topics:
@@ -381,6 +406,8 @@ def run_reports_distributed(topics: Sequence[str], *, store: StoreSettings, coll
     options = options or ReportOptions()
     plan = plan or ClusterPlan()
     llm = llm or LLMSettings()
+    out_dir = str(Path(out_dir).expanduser().resolve())
+    recipe = recipe or ModelRecipe.for_store(store)
     connect(address)
     run = ResearchCluster(store, collection, llm, plan, personas_total=len(topics) * (options.personas + 1),
                           cache_dir=cache_dir, recipe=recipe)
@@ -389,6 +416,6 @@ def run_reports_distributed(topics: Sequence[str], *, store: StoreSettings, coll
         if progress:
             for topic in topics:
                 progress(topic, "cluster", f"{len(run.writers)} writer and {len(run.experts)} expert actors ready")
-        return asyncio.run(report_topics(topics, run, out_dir, options, progress, config))
+        return asyncio.run(report_topics(topics, run, out_dir, options, progress, config_for))
     finally:
         run.shutdown()

@@ -76,7 +76,7 @@ def load_multihop_set(folder: str | Path) -> MultihopSet:
     for path in (questions_path, corpus_path):
         if not path.is_file():
             raise DatasetError(f"{path} not found: a multi-hop set is a folder with questions.json and corpus.json")
-    corpus_text = corpus_path.read_text(encoding="utf-8")
+    corpus_text = _read_text(corpus_path)
     raw_questions = _read_json(questions_path)
     if not isinstance(raw_questions, list):
         raise DatasetError(f"{questions_path}: expected a JSON list of questions")
@@ -116,10 +116,17 @@ def _entry(key: str | None, value: Any) -> tuple[str, str]:
     return key or "", value if isinstance(value, str) else ""
 
 
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"{path}: unreadable as UTF-8 text ({exc})") from exc
+
+
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return json.loads(_read_text(path))
+    except json.JSONDecodeError as exc:
         raise DatasetError(f"{path}: not valid JSON ({exc})") from exc
 
 

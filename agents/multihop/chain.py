@@ -58,7 +58,10 @@ class ChainOfRAG:
         for _ in range(s.max_iter):
             query = (await self.lm.run(FollowUpQuery, FollowUpInput(
                 question=question, hops=[brief(h) for h in hops]))).query
-            passages = [hit.passage for hit in await self.retriever.search(query, k=s.k)]
+            # passages an earlier hop already relied on are known: each hop reads k new ones
+            used = {p.passage_id for h in hops for p in h.supporting_passages}
+            hits = await self.retriever.search(query, k=s.k + len(used))
+            passages = [h.passage for h in hits if h.passage.passage_id not in used][: s.k]
             texts = [PassageText.of(p) for p in passages]
             answer = (await self.lm.run(IntermediateAnswer, IntermediateInput(query=query, passages=texts))).answer
             supporting: list[int] = []
@@ -74,9 +77,9 @@ class ChainOfRAG:
         final = await self.lm.run(ChainAnswer, ChainAnswerInput(
             question=question, hops=[brief(h) for h in hops], passages=[PassageText.of(p) for p in support]))
         cited = [support[i] for i in guard_indices([n - 1 for n in final.citations], len(support))]
-        # the queries up to the hop the answer leads with name the bridges, which are not the answer
+        # the queries up to the hop the answer leads with name its bridges, which are not the answer
         lead = next((i for i, h in enumerate(hops) if h.found and final.answer.startswith(h.answer)), -1)
-        known = [h.query for h in hops[:lead]] if lead > 0 else []
+        known = [h.query for h in hops[:lead + 1]]
         return AgentAnswer(question=question, strategy="chain", answer=final.answer,
                            short_answer=await short_answer(self.lm, question, final.answer, known),
                            hops=hops, citations=cite(cited or support), retrieved=merge_hops(hops))

@@ -15,6 +15,7 @@ from agents.lm.nlp import TextToolkit
 from agents.lm.steps import Step
 from agents.multihop import evidence
 from agents.multihop.chain_steps import MIN_SUPPORT, CitedAnswer
+from agents.multihop.short_answer import answer_span
 from agents.multihop.trace import NO_INFORMATION, PassageText
 
 MAX_SUB_QUERIES = 4
@@ -87,13 +88,18 @@ class PassageRelevance(Step[RelevanceInput, RelevanceOutput]):
 
     @classmethod
     def extract(cls, inp: RelevanceInput, nlp: TextToolkit) -> RelevanceOutput:
-        # relevant: covers enough of the question itself, or is about something a query names
+        # relevant: covers enough of the question itself, is about something a query names (its
+        # title), or mentions an entity a gap query follows that the question does not name
         p = inp.passage
         best = evidence.rank_sentences(nlp, inp.question, [p])
         if best and best[0].coverage >= 2 * MIN_SUPPORT:
             return RelevanceOutput(relevant=True)
-        return RelevanceOutput(relevant=any(evidence.mentions(nlp, evidence.terms(nlp, q), p.title)
-                                            for q in [inp.question, *inp.queries]))
+        if any(evidence.mentions(nlp, evidence.terms(nlp, q), p.title) for q in [inp.question, *inp.queries]):
+            return RelevanceOutput(relevant=True)
+        asked, text = evidence.terms(nlp, inp.question), evidence.terms(nlp, f"{p.title} {p.text}")
+        bridges = [e.text for q in inp.queries for e in nlp.entities(q, evidence.BRIDGE_KINDS)
+                   if not evidence.terms(nlp, e.text) <= asked]
+        return RelevanceOutput(relevant=any(evidence.mentions(nlp, text, b) for b in bridges))
 
 
 # --- reflection ------------------------------------------------------------------------------
@@ -128,18 +134,22 @@ class Reflection(Step[ReflectionInput, ReflectionOutput]):
 
     @classmethod
     def extract(cls, inp: ReflectionInput, nlp: TextToolkit) -> ReflectionOutput:
-        # gaps: the question words no passage covers, looked for through the entities the best
-        # passages name; nothing missing, or nothing new to follow, stops the search
+        # done when every question word is covered and the best sentence names an answer of the
+        # asked-for kind; else follow the entities the best sentences name, with the words still
+        # missing (or, all covered, the question's words less the names of what was found)
+        if not inp.passages:
+            return ReflectionOutput(queries=[])
         covered = [f"{p.title} {p.text}" for p in inp.passages]
         missing = evidence.open_terms(nlp, inp.question, covered)
-        if not missing or not inp.passages:
-            return ReflectionOutput(queries=[])
         ranked = evidence.rank_sentences(nlp, inp.question, inp.passages)
+        if not missing and ranked and answer_span(nlp, inp.question, ranked[0].text, inp.queries):
+            return ReflectionOutput(queries=[])
+        words = missing or evidence.open_terms(nlp, inp.question, [p.title for p in inp.passages])
         out: list[str] = []
         for s in ranked[:MAX_GAP_QUERIES]:
             source = inp.passages[s.passage]
             for bridge in evidence.bridge_candidates(nlp, inp.question, s.text, [source], [*inp.queries, *out]):
-                query = " ".join([bridge, *missing])
+                query = " ".join([bridge, *words])
                 if query not in inp.queries and query not in out:
                     out.append(query)
                 break

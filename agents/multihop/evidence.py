@@ -50,9 +50,10 @@ def terms(nlp: TextToolkit, text: str) -> set[str]:
 
 
 def mentions(nlp: TextToolkit, text_terms: set[str], name: str) -> bool:
-    """Whether every content term of `name` occurs among `text_terms` (so "Big Eye's" names "Big Eyes")."""
+    """Whether every content term of `name` occurs among `text_terms`, as the same stem or a long
+    prefix of one (so "Big Eye's" names "Big Eyes", and "Contract W-1887" names "Contractor: W-1887/4")."""
     name_terms = terms(nlp, name)
-    return bool(name_terms) and name_terms <= text_terms
+    return bool(name_terms) and all(related(t, text_terms) for t in name_terms)
 
 
 def query_weights(nlp: TextToolkit, query: str, passages: Sequence[PassageText]) -> dict[str, float]:
@@ -82,7 +83,8 @@ def rank_sentences(nlp: TextToolkit, query: str, passages: Sequence[PassageText]
         prior = rank_prior(i) + (_ABOUT_BONUS if any(n and n <= title for n in named) else 0.0)
         for j, sentence in enumerate(nlp.sentences(p.text)):
             own = terms(nlp, sentence)
-            covered = sum(w * (1.0 if t in own else _TITLE_SHARE if t in title else 0.0) for t, w in weights.items())
+            covered = sum(w * (1.0 if _has(own, t) else _TITLE_SHARE if _has(title, t) else 0.0)
+                          for t, w in weights.items())
             score = covered / total + prior
             scored.append((-score, i, j, ScoredSentence(i, sentence, score, covered / total)))
     scored.sort(key=lambda x: x[:3])
@@ -104,9 +106,14 @@ def entity_choices(nlp: TextToolkit, sentence: str, kinds, known_terms: set[str]
     """The entities of `kinds` in `sentence` that `known_terms` does not cover and that are not modifiers."""
     for e in nlp.entities(sentence, kinds):
         e_terms = terms(nlp, e.text)
-        if e_terms and not e_terms <= known_terms and not (e.kind == "name" and is_modifier(
+        if e_terms and not all(related(t, known_terms) for t in e_terms) and not (e.kind == "name" and is_modifier(
                 nlp, sentence, e.start, e.end)):
             yield e
+
+
+def _has(text_terms: set[str], term: str) -> bool:
+    """`term` is among `text_terms`; a code also as the start of a longer one ("w-1887" in "w-1887/4")."""
+    return term in text_terms or (any(c.isdigit() for c in term) and any(t.startswith(term) for t in text_terms))
 
 
 def bridge_candidates(nlp: TextToolkit, question: str, answer: str, supporting: Sequence[PassageText],
@@ -142,16 +149,16 @@ def closeness(words: list[tuple[int, int, str]], start: int, end: int, question_
     """0.5 for an entity right next to a question word ("directed by X": 1 word between), less farther away."""
     gaps = []
     for a, b, stem in words:
-        if _related(stem, question_terms) and (b <= start or a >= end):
+        if related(stem, question_terms) and (b <= start or a >= end):
             between = sum(1 for a2, b2, _ in words if (b <= a2 and b2 <= start) or (end <= a2 and b2 <= a))
             gaps.append(between)
     return 0.5 / (1 + min(gaps)) if gaps else 0.0
 
 
-def _related(stem: str, question_terms: set[str]) -> bool:
-    """Same stem, or one a 5+ letter prefix of the other ("direct" and "director")."""
-    return stem in question_terms or any(
-        min(len(stem), len(q)) >= 5 and (stem.startswith(q) or q.startswith(stem)) for q in question_terms)
+def related(stem: str, others: set[str]) -> bool:
+    """Same stem, or one a 5+ character prefix of the other ("direct" and "director")."""
+    return stem in others or any(
+        min(len(stem), len(q)) >= 5 and (stem.startswith(q) or q.startswith(stem)) for q in others)
 
 
 def open_terms(nlp: TextToolkit, question: str, covered: Sequence[str]) -> list[str]:

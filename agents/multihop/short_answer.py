@@ -60,19 +60,24 @@ class ShortAnswer(Step[ShortAnswerInput, ShortAnswerOutput]):
 
     @classmethod
     def extract(cls, inp: ShortAnswerInput, nlp: TextToolkit) -> ShortAnswerOutput:
-        text = _CITATION.sub("", inp.answer)
-        kinds = answer_kinds(inp.question)
-        asked = evidence.terms(nlp, " ".join([inp.question, *inp.known]))
-        for sentence in nlp.sentences(text):
-            words = [(m.start(), m.end(), nlp.stem(m.group().lower())) for m in re.finditer(r"\w+", sentence)]
-            best: tuple[float, int, str] | None = None
-            for e in evidence.entity_choices(nlp, sentence, kinds, asked):
-                score = evidence.closeness(words, e.start, e.end, asked)
-                if best is None or score > best[0]:
-                    best = (score, e.start, e.text)
-            if best is not None:
-                return ShortAnswerOutput(short_answer=best[2])
-        return ShortAnswerOutput(short_answer="")
+        return ShortAnswerOutput(short_answer=answer_span(nlp, inp.question, inp.answer, inp.known) or "")
+
+
+def answer_span(nlp: TextToolkit, question: str, text: str, known: list[str] = ()) -> str | None:
+    """The entity of the question's answer type in `text` that neither the question nor `known` names."""
+    text = _CITATION.sub("", text)
+    kinds = answer_kinds(question)
+    asked = evidence.terms(nlp, " ".join([question, *known]))
+    for sentence in nlp.sentences(text):
+        words = [(m.start(), m.end(), nlp.stem(m.group().lower())) for m in re.finditer(r"\w+", sentence)]
+        best: tuple[float, int, str] | None = None
+        for e in evidence.entity_choices(nlp, sentence, kinds, asked):
+            score = evidence.closeness(words, e.start, e.end, asked)
+            if best is None or score > best[0]:
+                best = (score, e.start, e.text)
+        if best is not None:
+            return best[2]
+    return None
 
 
 async def short_answer(lm: LanguageModel, question: str, answer: str, known: list[str] | None = None) -> str | None:

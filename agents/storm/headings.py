@@ -26,14 +26,14 @@ from agents.storm.lexicon import ARTICLE_KINDS, SECTION_TYPES, ArticleKind, kind
 
 HeadingSource = Literal["document", "lexicon", "keywords"]
 
-ASSIGN_THRESHOLD = 0.30  # a sentence less similar than this to every candidate stays unassigned
-KIND_PRIOR = 0.06  # bonus for the usual sections of the topic's article kind
+ASSIGN_THRESHOLD = 0.20  # a sentence less similar than this to every candidate stays unassigned
+KIND_PRIOR = 0.10  # bonus for the usual sections of the topic's article kind
 PREFERRED_PRIOR = 0.04  # bonus for headings the caller prefers (a draft outline)
 UNDER_HEADING = 0.12  # bonus for a document heading from the sentences written under it
 DOCUMENT_TOPIC = 1.0  # weight of how related a document heading (in its document) is to the topic
 COMMON_WORD = 0.8  # a topic word in more than this share of the excerpts says nothing about any one
 MIN_SHARE = 0.03  # a heading needs this share of the sentences (and at least MIN_SUPPORT)
-MIN_SUPPORT = 3
+MIN_SUPPORT = 2
 MIN_FITTING = 3  # fewer fitting headings than this and key phrases name the rest
 _NOT_CONTENT = re.compile(r"^(references|see also|notes|external links|further reading|bibliography|sources|"
                           r"citations|footnotes|contents|table of contents)$", re.IGNORECASE)
@@ -144,7 +144,7 @@ def on_topic(topic: str, excerpts: Sequence[Excerpt], nlp: TextToolkit) -> list[
     excerpt: a passage retrieved for a shared common word ("Harborline") may be about something else."""
     if len(excerpts) < 4:
         return [True] * len(excerpts)
-    words = set(nlp.content_tokens(topic))
+    words = {w for w in nlp.content_tokens(topic) if len(w) >= 4}  # "add" (of add-on) matches "adding"
     bags = [set(nlp.content_tokens(e.in_context())) for e in excerpts]
     telling = {w for w in words if sum(w in b for b in bags) <= COMMON_WORD * len(bags)}
     if words and not telling:

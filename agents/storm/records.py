@@ -10,6 +10,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+# Size hints in the JSON schemas the chat model is asked to follow: a server that turns the schema
+# into a grammar (llama.cpp) then cannot ramble past them. They are hints, not validation limits.
+def _hint(**limits) -> dict:
+    return {"json_schema_extra": limits}
+
 from retrieval.infotable import Snippet
 
 THANK_YOU = "Thank you so much for your help!"
@@ -18,9 +23,10 @@ THANK_YOU = "Thank you so much for your help!"
 class Persona(BaseModel):
     """A perspective the topic is researched from."""
 
-    name: str
-    description: str
-    focus: list[str] = Field(default_factory=list, description="aspects this persona asks about, in order")
+    name: str = Field(**_hint(maxLength=60))
+    description: str = Field(**_hint(maxLength=300))
+    focus: list[str] = Field(default_factory=list, description="aspects this persona asks about, in order",
+                             **_hint(maxItems=6))
 
     @property
     def perspective(self) -> str:
@@ -106,12 +112,12 @@ class RelatedDocument(BaseModel):
 
 
 class OutlineSection(BaseModel):
-    heading: str
-    subsections: list[str] = Field(default_factory=list)
+    heading: str = Field(**_hint(maxLength=80))
+    subsections: list[str] = Field(default_factory=list, **_hint(maxItems=6))
 
 
 class Outline(BaseModel):
-    sections: list[OutlineSection] = Field(default_factory=list)
+    sections: list[OutlineSection] = Field(default_factory=list, **_hint(maxItems=12))
 
     def headings(self) -> list[str]:
         return [h for s in self.sections for h in [s.heading, *s.subsections]]

@@ -10,8 +10,8 @@ from pydantic import BaseModel, Field
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import Step
 from agents.storm.citations import strip_citations
-from agents.storm.evidence import EvidenceSentence, mmr, rounded, sentences_of, similarity
-from agents.storm.headings import clean_heading
+from agents.storm.evidence import EvidenceSentence, Excerpt, mmr, rounded, sentences_of, similarity
+from agents.storm.headings import clean_heading, on_topic
 from agents.storm.lexicon import section_type
 from agents.storm.steps_research import NumberedSource, render_sources
 
@@ -81,7 +81,8 @@ to the article's other sections. Do not repeat the section heading and do not ad
 
     @classmethod
     def extract(cls, inp: SectionInput, nlp: TextToolkit) -> SectionOutput:
-        sentences = sentences_of([s.text for s in inp.sources], nlp)
+        about = on_topic(inp.topic, [Excerpt(text=s.text, title=s.title, section=s.section) for s in inp.sources], nlp)
+        sentences = [x for x in sentences_of([s.text for s in inp.sources], nlp) if about[x.source]]
         if not sentences:
             return SectionOutput(text="")
         texts = [s.text for s in sentences]

@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import Step
 from agents.storm.evidence import Excerpt, content_overlap, mmr, sentences_of, similarity
-from agents.storm.headings import DocumentHeading, plan_headings
+from agents.storm.headings import DocumentHeading, on_topic, plan_headings
 from agents.storm.lexicon import ARTICLE_KINDS, section_type
 from agents.storm.records import THANK_YOU, Persona, RelatedDocument
 
@@ -51,7 +51,7 @@ class PerspectivesOutput(BaseModel):
     relevant: bool = Field(True, description="false when the excerpts say nothing about the topic at all")
     basic_focus: list[str] = Field(default_factory=list,
                                    description="aspects the basic fact writer should ask about")
-    personas: list[Persona] = Field(default_factory=list)
+    personas: list[Persona] = Field(default_factory=list, json_schema_extra={"maxItems": 8})
 
 
 class FindPerspectives(Step[PerspectivesInput, PerspectivesOutput]):
@@ -161,7 +161,8 @@ class QuestionInput(BaseModel):
 
 
 class QuestionOutput(BaseModel):
-    question: str = Field(description=f"the next question, or exactly '{THANK_YOU}' when done")
+    question: str = Field(description=f"the next question, or exactly '{THANK_YOU}' when done",
+                          json_schema_extra={"maxLength": 400})
 
 
 class AskQuestion(Step[QuestionInput, QuestionOutput]):
@@ -208,7 +209,8 @@ class QueriesInput(BaseModel):
 
 
 class QueriesOutput(BaseModel):
-    queries: list[str] = Field(description="search queries, most important first")
+    queries: list[str] = Field(description="search queries, most important first",
+                               json_schema_extra={"maxItems": 3, "items": {"type": "string", "maxLength": 120}})
 
 
 class PlanQueries(Step[QueriesInput, QueriesOutput]):
@@ -266,7 +268,9 @@ sentences). If the sources do not answer the question, say only: "{NOTHING_FOUND
 
     @classmethod
     def extract(cls, inp: AnswerInput, nlp: TextToolkit) -> AnswerOutput:
-        sentences = sentences_of([s.text for s in inp.sources], nlp)
+        # only sources about the topic itself: one retrieved for a shared common word may be about another thing
+        about = on_topic(inp.topic, [Excerpt(text=s.text, title=s.title, section=s.section) for s in inp.sources], nlp)
+        sentences = [x for x in sentences_of([s.text for s in inp.sources], nlp) if about[x.source]]
         if not sentences:
             return AnswerOutput(answer=NOTHING_FOUND)
         texts = [s.text for s in sentences]

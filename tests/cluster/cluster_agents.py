@@ -136,26 +136,52 @@ class ShoutStep(Step[Note, Note]):
         return Note(text=inp.text.upper())
 
 
+REFINE_HEADINGS = "Source document headings: "
+
+
+def refined_headings(listed: str) -> list[str]:
+    return [h.strip() for h in listed.split(";") if h.strip() and h.strip() != "(none)"][:3]
+
+
 def flaky_llm_client(fail_every: int) -> "httpx.AsyncClient":
-    """An OpenAI-compatible endpoint at the HTTP layer that answers every outline request with a
-    two-section outline, after failing (HTTP 503) every `fail_every`-th request it receives."""
+    """An OpenAI-compatible endpoint, at the HTTP layer, for the outline steps: it fails (HTTP 503)
+    every `fail_every`-th request it receives and answers the others like a plain model would: the
+    draft is the usual sections of such an article, the refined outline the first source-document
+    headings the request lists."""
     import itertools
     import json
 
     import httpx
 
+    from agents.lm.nlp import TextToolkit
+    from agents.storm.records import Outline, OutlineSection
+    from agents.storm.steps_outline import DraftOutline, DraftOutlineInput
+
     counter = itertools.count(1)
-    outline = {"sections": [{"heading": "Coverage", "subsections": []}, {"heading": "Claims", "subsections": []}]}
+    nlp = TextToolkit()
+
+    def answer(body: dict) -> str:
+        step = body["response_format"]["json_schema"]["name"]
+        user = next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
+        lines = user.splitlines()
+        if step == "storm_outline_draft":
+            out = DraftOutline.extract(DraftOutlineInput(topic=lines[0].removeprefix("Topic: ").strip()), nlp)
+        elif step == "storm_outline_refine":
+            listed = next(x for x in lines if x.startswith(REFINE_HEADINGS)).removeprefix(REFINE_HEADINGS)
+            out = Outline(sections=[OutlineSection(heading=h) for h in refined_headings(listed)])
+        else:
+            raise AssertionError(f"this endpoint only serves the outline steps, not {step}")
+        return out.model_dump_json()
 
     async def handle(request: httpx.Request) -> httpx.Response:
         n = next(counter)
-        if n % fail_every == 1 or fail_every == 1:
+        if fail_every == 1 or n % fail_every == 1:
             return httpx.Response(503, json={"error": {"message": "overloaded, try again"}})
         body = json.loads(request.content)
         return httpx.Response(200, json={
             "id": f"cmpl-{n}", "object": "chat.completion", "created": 1_700_000_000, "model": body["model"],
             "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": json.dumps(outline)}}],
+                         "message": {"role": "assistant", "content": answer(body)}}],
             "usage": {"prompt_tokens": 50, "completion_tokens": 20, "total_tokens": 70},
         })
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import functools
+import json
 import threading
-
-import pytest
+from pathlib import Path
 from cluster_agents import flaky_llm_client
 from conftest import EXAMPLE_COLLECTION, NODE
 from storm_runs import OPTIONS, TOPICS, artifacts, copy_home
@@ -15,15 +15,12 @@ from agents.lm.backoff import RetryPolicy
 from agents.lm.settings import LLMSettings, ModelSpec
 from agents.storm.artifacts import CALL_HISTORY
 from cluster.distributed import ClusterPlan, run_reports_distributed
-from retrieval.infotable import InfoEntry
 
 # three writers and three experts: the scheduler spreads them, so every node hosts some
 PLAN = ClusterPlan(writer_actors=3, expert_actors=3, turn_timeout_s=120, stage_timeout_s=300)
 
 
-def no_snippet_twice(out) -> None:
-    import json
-
+def no_snippet_twice(out: Path) -> None:
     for path in out.rglob("url_to_info.json"):
         table = json.loads(path.read_text())["url_to_info"]
         for url, entry in table.items():
@@ -68,21 +65,30 @@ def test_run_survives_losing_a_worker_node(ray_cluster, corpus_settings, referen
     no_snippet_twice(out)
 
 
-def test_reports_complete_through_a_flaky_llm_endpoint(ray_cluster, corpus_settings, tmp_path):
+def test_reports_complete_through_a_flaky_llm_endpoint(ray_cluster, corpus_settings, reference, tmp_path):
     home = copy_home(corpus_settings, tmp_path / "home")
     out = tmp_path / "out"
-    mock = ModelSpec(provider="openai_compatible", model="mock-outliner", base_url="http://llm.test/v1")
-    llm = LLMSettings(stages={"outline": mock}, cache=False,
+    # the outline stage on an LLM endpoint that fails every other request; every other stage extractive
+    endpoint = ModelSpec(provider="openai_compatible", model="flaky-outliner", base_url="http://llm.test/v1")
+    llm = LLMSettings(stages={"outline": endpoint}, cache=False,
                       retry=RetryPolicy(max_retries=4, base_delay_s=0.01, max_delay_s=0.05, timeout_s=30))
-    recipe = ModelRecipe(http_client_factory=functools.partial(flaky_llm_client, fail_every=2))
-    summaries = run_reports_distributed(TOPICS[:2], store=home, collection=EXAMPLE_COLLECTION, out_dir=str(out),
+    recipe = ModelRecipe.for_store(home, http_client_factory=functools.partial(flaky_llm_client, fail_every=2))
+    topics = TOPICS[:2]
+    summaries = run_reports_distributed(topics, store=home, collection=EXAMPLE_COLLECTION, out_dir=str(out),
                                         options=OPTIONS, plan=ClusterPlan(writer_actors=2, expert_actors=2),
                                         llm=llm, recipe=recipe)
-    assert all(s.sections == 2 and (out / s.directory).joinpath("report.md").is_file() for s in summaries)
-    import json
-
+    assert [s.topic for s in summaries] == topics
+    produced = artifacts(out)
     for s in summaries:
-        calls = [json.loads(line) for line in (out / s.directory / CALL_HISTORY).read_text().splitlines()]
+        folder = Path(s.directory)
+        assert s.sections >= 1 and s.citations >= 1
+        assert "## References" in (folder / "report.md").read_text()
+        # the research before the outline is the extractive reference's; the outline is the endpoint's
+        for name in ("personas.json", "conversation_log.json", "raw_search_results.json"):
+            assert produced[f"{folder.name}/{name}"] == reference[f"{folder.name}/{name}"]
+        assert (folder / "storm_gen_outline.txt").read_text() != reference[f"{folder.name}/storm_gen_outline.txt"]
+        # both outline calls went to the endpoint, and each got through on a retry
+        calls = [json.loads(line) for line in (folder / CALL_HISTORY).read_text().splitlines()]
         outline_calls = [c for c in calls if c["stage"] == "outline"]
-        assert len(outline_calls) == 2 and all(c["ok"] and c["attempts"] >= 2 for c in outline_calls)
-        assert (out / s.directory / "storm_gen_outline.txt").read_text() == "# Coverage\n# Claims\n"
+        assert [c["model"] for c in outline_calls] == ["flaky-outliner"] * 2
+        assert all(c["ok"] and c["attempts"] >= 2 for c in outline_calls)

@@ -1,0 +1,144 @@
+"""The pieces: citation markers, the information table, and the extractive steps on small inputs."""
+
+from __future__ import annotations
+
+from retrieval.infotable import InformationTable, Snippet, group_by_url, table_name
+
+from agents.storm.citations import CitationRegistry, cited_numbers, cut_unfinished, keep_valid, remap
+from agents.storm.evidence import usable
+from agents.storm.headings import clean_heading, is_reference_heading
+from agents.storm.outline import outline_text, parse_outline
+from agents.storm.records import Outline, OutlineSection
+from agents.storm.steps_article import PolishInput, PolishSection, SectionInput, WriteSection
+from agents.storm.steps_outline import DraftOutline, DraftOutlineInput, clean_outline
+from agents.storm.steps_research import NOTHING_FOUND, AnswerInput, AnswerQuestion, NumberedSource
+from agents.storm.writer import ELIDED, writer_history
+
+# --- citations -------------------------------------------------------------------------------
+
+
+def test_markers_are_found_in_order_ranges_included():
+    assert cited_numbers("A [2]. B [1, 3] and [4-5]. A again [2].") == [2, 1, 3, 4, 5]
+
+
+def test_remap_renumbers_and_drops_what_points_nowhere():
+    text = "Flood is covered [1, 3]. Limits vary [2] . Junk [9]."
+    assert remap(text, {1: 4, 2: 1, 3: 7}.get) == "Flood is covered [4][7]. Limits vary [1]. Junk."
+    assert keep_valid("A [1]. B [5] [0].", 2) == "A [1]. B."
+
+
+def test_an_unfinished_last_sentence_is_cut():
+    assert cut_unfinished("Done [1]. Also done.[2] And then the") == "Done [1]. Also done.[2]"
+    assert cut_unfinished("Complete sentence [3].") == "Complete sentence [3]."
+    assert cut_unfinished("no end at all") == ""
+
+
+def test_the_registry_numbers_sources_in_order_of_first_use():
+    r = CitationRegistry(["u1"])
+    assert [r.number("u2"), r.number("u1"), r.number("u3")] == [2, 1, 3] and r.get("nope") is None
+
+
+# --- outline text ------------------------------------------------------------------------------
+
+
+def test_outline_text_round_trips_and_drops_reference_headings():
+    outline = Outline(sections=[OutlineSection(heading="Coverage", subsections=["Limits"]),
+                                OutlineSection(heading="References"), OutlineSection(heading="Claims"),
+                                OutlineSection(heading="coverage")])
+    cleaned = clean_outline(outline, topic="Flood")
+    assert outline_text(cleaned) == "# Coverage\n## Limits\n# Claims\n"
+    assert parse_outline(outline_text(cleaned)) == cleaned
+    assert is_reference_heading("External links") and not is_reference_heading("Reception")
+    assert clean_heading("Step 3. Inspection") == "Inspection" and clean_heading("Rule 2. Flood deductible") == "Flood deductible"
+
+
+def test_the_draft_outline_follows_the_kind_of_topic(nlp):
+    film = DraftOutline.extract(DraftOutlineInput(topic="Sardar (2022 film)"), nlp)
+    assert {"Plot", "Cast", "Production", "Reception"} <= {s.heading for s in film.sections}
+    assert "Theatrical release" in next(s for s in film.sections if s.heading == "Release").subsections
+    album = DraftOutline.extract(DraftOutlineInput(topic="Those Once Loyal, the album by Bolt Thrower"), nlp)
+    assert "Track listing" in album.headings()
+
+
+# --- sentences and steps ---------------------------------------------------------------------------
+
+
+def test_only_prose_sentences_are_usable():
+    assert usable("- Vehicles, boats and docks are not covered by the rider.") == "Vehicles, boats and docks are not covered by the rider."
+    assert usable("| Dwelling (HM-3 only) | $350,000 |") is None
+    assert usable("**Deductible** — The part of a covered loss the policyholder pays.") is None
+    assert usable("**2012** — The Flood Rider is introduced as form FR-10.") is not None
+    assert usable("Marcus Halloway, President and Chief Executive Officer since 2016") is None  # unfinished
+
+
+SOURCES = [
+    NumberedSource(n=1, title="Flood Rider", section="What the rider covers",
+                   text="The rider treats flood as a covered peril for the base policy. Loss of use is paid for "
+                        "up to six months while the home cannot be lived in because of a covered flood."),
+    NumberedSource(n=2, title="Claims memo", section="Inspection",
+                   text="Field inspection must take place within five business days of first notice. The adjuster "
+                        "should measure and photograph the high-water line in every affected room."),
+]
+
+
+def test_the_extractive_answer_copies_cited_sentences(nlp):
+    out = AnswerQuestion.extract(AnswerInput(topic="flood coverage", question="What does the flood rider cover?",
+                                             sources=SOURCES), nlp)
+    assert "The rider treats flood as a covered peril for the base policy.[1]" in out.answer
+    assert "[2]" not in out.answer
+
+
+def test_nothing_relevant_is_said_plainly(nlp):
+    out = AnswerQuestion.extract(AnswerInput(topic="flood coverage", question="Who won the 1998 chess olympiad?",
+                                             sources=SOURCES), nlp)
+    assert out.answer == NOTHING_FOUND
+
+
+def test_a_section_uses_the_sentences_that_belong_to_it(nlp):
+    out = WriteSection.extract(SectionInput(topic="flood coverage", heading="Claims", subsections=["Inspection"],
+                                            other_headings=["Coverage"], sources=SOURCES), nlp)
+    assert "### Inspection" in out.text and "Field inspection must take place" in out.text
+    assert "covered peril" not in out.text  # that one belongs under Coverage
+
+
+def test_polish_removes_what_the_article_already_said(nlp):
+    text = ("The rider treats flood as a covered peril.[1] Field inspection is due within five days.[2]\n\n"
+            "### Limits\n\nThe rider treats flood as a covered peril.[3]")
+    out = PolishSection.extract(PolishInput(topic="flood", heading="Coverage", text=text,
+                                            earlier=["Field inspection is due within five days."]), nlp)
+    assert out.text == "The rider treats flood as a covered peril.[1]"
+
+
+def test_the_writer_sees_four_turns_in_full():
+    history = writer_history([(f"q{i}", f"a{i}") for i in range(6)])
+    assert [h.answer for h in history] == [ELIDED, ELIDED, "a2", "a3", "a4", "a5"]
+
+
+# --- the information table -----------------------------------------------------------------------
+
+
+def _snippet(url: str, text: str, line: int) -> Snippet:
+    return Snippet(url=url, title=url.rsplit("/", 1)[-1], text=text, path=f"/docs/{line}.md", line_start=line,
+                   line_end=line, passage_id=f"p{line}")
+
+
+def test_the_table_is_idempotent_and_merges_snippets_by_url(example_corpus):
+    table = InformationTable(example_corpus.store, table_name("parts test"), example_corpus.dense,
+                             example_corpus.sparse)
+    table.drop()
+    a = _snippet("https://x.test/rider", "The flood rider covers the dwelling and its contents.", 3)
+    b = _snippet("https://x.test/rider", "Basement contents are excluded from the flood rider.", 9)
+    c = _snippet("https://x.test/memo", "Adjusters inspect flood damage within five business days.", 4)
+    try:
+        assert table.add([a, b, a]) == 2
+        assert table.add([a, c]) == 1 and len(table) == 3  # a retried turn writes nothing twice
+        info = table.url_to_info()
+        assert list(info) == ["https://x.test/memo", "https://x.test/rider"]
+        assert [s.line_start for s in info["https://x.test/rider"].snippets] == [3, 9]
+        assert table.search(["when do adjusters inspect the damage"], k=1) == [c]
+        assert table.search(["basement contents excluded"], k=1) == [b]
+        both = table.search(["adjusters inspect damage", "basement contents excluded"], k=5)
+        assert sorted(s.text for s in both) == sorted([a.text, b.text, c.text])  # each once
+    finally:
+        table.drop()
+    assert len(table) == 0 and group_by_url([a, b, a])["https://x.test/rider"].snippets == [a, b]
