@@ -32,6 +32,7 @@ from pydantic import BaseModel
 
 from actors.calls import call
 from actors.pool import ActorPool
+from retrieval.errors import RaystormError
 
 DEFAULT_TURN_TIMEOUT_S = 300.0
 
@@ -47,6 +48,15 @@ class AgentCard(BaseModel):
     def of(cls, agent: BaseChatAgent) -> "AgentCard":
         return cls(name=agent.name, description=agent.description,
                    produced_message_types=list(agent.produced_message_types))
+
+
+class AgentNotHosted(RaystormError):
+    """The actor has no agent under this key: it restarted (and lost its agents), or never had it."""
+
+    def __init__(self, key: str, hosted: list[str]):
+        super().__init__(f"no agent '{key}' on this actor (hosting: {', '.join(hosted) or 'none'}); if the "
+                         "actor restarted, its agents are gone: start the conversation again")
+        self.key = key
 
 
 class ChatAgentHost:
@@ -67,7 +77,7 @@ class ChatAgentHost:
         try:
             return self.agents[key]
         except KeyError:
-            raise KeyError(f"no agent '{key}' on this actor (hosting: {sorted(self.agents) or 'none'})") from None
+            raise AgentNotHosted(key, sorted(self.agents)) from None
 
     async def on_messages(self, key: str, messages: Sequence[BaseChatMessage]) -> Response:
         return await self.agent(key).on_messages(list(messages), CancellationToken())

@@ -78,7 +78,9 @@ class HopperPool:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
         per_actor = max(1, -(-concurrency // max(size, 1)))  # ceil: the pool never queues inside an actor
         options = (options or HOPPER_OPTIONS).model_copy(update={"max_concurrency": per_actor})
-        self.pool = ActorPool.create(Hopper, size, options, label="Hopper", args=(recipe, retriever))
+        # held here for the pool's lifetime: a restarted Hopper is rebuilt from these very objects
+        self._args = (ray.put(recipe), ray.put(retriever))
+        self.pool = ActorPool.create(Hopper, size, options, label="Hopper", args=self._args)
         self.timeout_s = timeout_s
         self._slots = asyncio.Semaphore(concurrency)
 

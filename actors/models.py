@@ -132,6 +132,8 @@ class ModelRecipe(BaseModel):
     inject_latency_s: float = Field(0.0, ge=0, description="benchmark knob: a wait per model call")
     http_client_factory: Callable[[], httpx.AsyncClient] | None = Field(
         None, description="builds the HTTP client of chat models (proxies; tests mock the endpoint here)")
+    gateway_cache: bool = Field(False, description="replay completions from the gateway's cache (set by the "
+                                                    "orchestrator when the gateway has one and llm.cache)")
     toolkit_model: str | None = Field(
         None, description="dense model the extractive toolkit embeds with (None: lexical similarity only)")
     models_dir: str | None = Field(None, description="where that model's files are (a node-local folder)")
@@ -170,7 +172,7 @@ class ActorModels:
         settings = self.recipe.llm
         ledger = UsageLedger()
         filer = UsageFiler(ledger, self.gateway, self.holder, topic)
-        cache = GatewayCache(self.gateway) if settings.cache else None
+        cache = GatewayCache(self.gateway) if settings.cache and self.recipe.gateway_cache else None
         if self._http is None and self.recipe.http_client_factory is not None:
             self._http = self.recipe.http_client_factory()
         built: dict[ModelSpec, LanguageModel] = {}

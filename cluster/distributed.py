@@ -32,7 +32,7 @@ import ray
 from pydantic import BaseModel, Field
 
 from actors.calls import ActorUnavailable, call, get
-from actors.chat_proxy import AgentCard, PooledChatAgent, RemoteChatAgent
+from actors.chat_proxy import AgentCard, AgentNotHosted, PooledChatAgent, RemoteChatAgent
 from actors.corpus import CorpusPool
 from actors.expert import ExpertActor, ExpertSpec
 from actors.gateway import EndpointLimits, GatewaySettings, LLMGateway, UsageReport
@@ -41,6 +41,7 @@ from actors.pool import ActorOptions, ActorPool, alive_nodes, cluster_cpus
 from actors.table import RemoteTable
 from actors.writer import PersonaWriter
 from agents.lm.settings import LLMSettings
+from agents.lm.usage import UsageLedger
 from agents.storm.article import assemble, cited_indices, write_section
 from agents.storm.artifacts import STAGES, RunFiles, nothing_found_markdown, report_markdown, topic_slug
 from agents.storm.conversation import converse
@@ -118,7 +119,8 @@ class ResearchCluster:
         self.plan = plan
         cpus = cluster_cpus()
         recipe = recipe or ModelRecipe(llm=llm)
-        recipe = recipe.model_copy(update={"llm": llm, "inject_latency_s": plan.inject_latency_ms / 1000.0})
+        recipe = recipe.model_copy(update={"llm": llm, "inject_latency_s": plan.inject_latency_ms / 1000.0,
+                                           "gateway_cache": bool(cache_dir and llm.cache)})
         self.recipe = recipe
         driver = driver_node_id()
         default_limits = EndpointLimits(concurrency=plan.llm_concurrency or llm.concurrency,
@@ -153,11 +155,17 @@ class ResearchCluster:
         index, key = self._writer_of[(topic, persona)]
         return self.writers.handles[index], key
 
-    def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> None:
-        get(self.gateway.ready.remote(), actor="LLMGateway", method="ready", stage="startup", timeout_s=timeout_s)
+    def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> dict[str, list[str]]:
+        """Wait for every actor; where each runs: node id -> actor names."""
+        where: dict[str, list[str]] = {}
+        gateway = get(self.gateway.ready.remote(), actor="LLMGateway", method="ready", stage="startup",
+                      timeout_s=timeout_s)
+        where.setdefault(gateway, []).append("LLMGateway")
         self.corpus.wait_ready(timeout_s)
-        self.writers.wait_ready(timeout_s)
-        self.experts.wait_ready(timeout_s)
+        for pool in (self.corpus.pool, self.writers, self.experts):
+            for i, node in enumerate(pool.wait_ready(timeout_s)):
+                where.setdefault(node, []).append(pool.name(i))
+        return where
 
     def next_writer_slot(self) -> int:
         slot = self._slot
@@ -242,10 +250,13 @@ class _Topic:
                 return await converse(self.topic, persona, writer, expert, o.turns)
             except Exception as exc:
                 typed = (writer and writer.last_error) or (expert and expert.last_error) or exc
-                if isinstance(typed, ActorUnavailable) and attempt + 1 < run.plan.conversation_attempts:
+                # the writer's actor died (or died and came back without its agents): a fresh writer
+                # runs the conversation again; expert turns and searches are reissued where they are
+                retry = attempt + 1 < run.plan.conversation_attempts
+                if retry and isinstance(typed, (ActorUnavailable, AgentNotHosted)):
                     self.say("conversations", f"{persona.name}: {label} was lost, starting the conversation again")
                     continue
-                if typed is exc or not isinstance(typed, BaseException):
+                if typed is exc:
                     raise
                 raise typed from exc
         raise AssertionError("unreachable")
@@ -348,13 +359,23 @@ async def report_topic(topic: str, run: ResearchCluster, out_dir: str, options: 
         summary = await job.report()
         await job.table.drop()
     finally:
-        ledger = await call(run.gateway.ledger.remote(topic), actor="LLMGateway", method="ledger",
-                            stage="llm_call_history", timeout_s=60)
+        ledger = await _ledger(run, job)
         job.files.write_history(ledger.to_jsonl(), append=bool(job.reused))
     totals = ledger.summary().total
     summary.prompt_tokens, summary.completion_tokens = totals.prompt_tokens, totals.completion_tokens
     summary.seconds = time.monotonic() - started
     return summary
+
+
+async def _ledger(run: ResearchCluster, job: _Topic) -> UsageLedger:
+    """The topic's calls, from the gateway; empty (and said so) if the gateway cannot answer, so
+    that a failing gateway never hides the error that ended the topic."""
+    try:
+        return await call(run.gateway.ledger.remote(job.topic), actor="LLMGateway", method="ledger",
+                          stage="llm_call_history", timeout_s=60)
+    except RaystormError as exc:
+        job.say("llm_call_history", f"not written: {exc}")
+        return UsageLedger()
 
 
 # --- many topics -------------------------------------------------------------------------------------
@@ -412,10 +433,12 @@ def run_reports_distributed(topics: Sequence[str], *, store: StoreSettings, coll
     run = ResearchCluster(store, collection, llm, plan, personas_total=len(topics) * (options.personas + 1),
                           cache_dir=cache_dir, recipe=recipe)
     try:
-        run.wait_ready()
+        placement = run.wait_ready()
         if progress:
+            nodes = "; ".join(f"{node[:8]}: {', '.join(names)}" for node, names in sorted(placement.items()))
             for topic in topics:
-                progress(topic, "cluster", f"{len(run.writers)} writer and {len(run.experts)} expert actors ready")
+                progress(topic, "cluster", f"{len(run.writers)} writers and {len(run.experts)} experts "
+                                           f"on {len(placement)} node(s): {nodes}")
         return asyncio.run(report_topics(topics, run, out_dir, options, progress, config_for))
     finally:
         run.shutdown()

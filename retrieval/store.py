@@ -1,8 +1,10 @@
 """The passage store: one Qdrant collection per corpus, dense + BM25 vectors.
 
 Embedded Qdrant on disk by default (single process: one owner per folder); a
-Qdrant server or cluster when a URL is given. The same code path serves both.
-Search fusion (RRF) is done by Qdrant itself.
+Qdrant server or cluster when a URL is given. A server does all the searching,
+fusion (RRF) included. Embedded, BM25 is scored by our own inverted index
+(`retrieval.sparse_index`: same scores, without local mode's pure-Python pass over
+every point) and fused with qdrant-client's own RRF, so results stay Qdrant's.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ from typing import Iterable, Literal, Sequence
 
 from pydantic import BaseModel, Field
 from qdrant_client import QdrantClient, models
+from qdrant_client.hybrid.fusion import reciprocal_rank_fusion
 
 from retrieval.config import StoreSettings
 from retrieval.documents import Passage
 from retrieval.errors import CollectionNotFound, EmptyCollection, RaystormError
+from retrieval.sparse_index import SparseIndexes
 
 SearchMode = Literal["dense", "sparse", "hybrid"]
 SPARSE_VECTOR = "bm25"
@@ -81,6 +85,7 @@ class PassageStore:
     def __init__(self, settings: StoreSettings, client: QdrantClient | None = None):
         self.settings = settings
         self._client = client
+        self._bm25 = SparseIndexes(SPARSE_VECTOR)  # embedded mode's BM25 search; a server's stays empty
 
     @property
     def client(self) -> QdrantClient:
@@ -102,6 +107,7 @@ class PassageStore:
         if self._client is not None:
             self._client.close()
             self._client = None
+        self._bm25.forget()
 
     # -- collections ---------------------------------------------------------------------------
 
@@ -136,6 +142,7 @@ class PassageStore:
         if self.exists(name):
             self.require_model(name, dense_vector)
             return
+        self._bm25.forget(name)
         self.client.create_collection(
             name,
             vectors_config={dense_vector: models.VectorParams(size=dimension, distance=models.Distance.COSINE)},
@@ -156,6 +163,7 @@ class PassageStore:
 
     def drop(self, name: str) -> None:
         self.client.delete_collection(name)
+        self._bm25.forget(name)
 
     # -- points --------------------------------------------------------------------------------
 
@@ -183,11 +191,13 @@ class PassageStore:
         ]
         if points:
             self.client.upsert(name, points=points, wait=True)
+            self._bm25.upsert(name, ((p.passage_id, s) for p, s in zip(passages, sparse)))
 
     def delete(self, name: str, ids: Iterable[str]) -> None:
         ids = list(ids)
         if ids:
             self.client.delete(name, points_selector=models.PointIdsList(points=ids), wait=True)
+            self._bm25.delete(name, ids)
 
     def get(self, name: str, ids: Sequence[str]) -> list[Passage]:
         points = self.client.retrieve(name, ids=list(ids), with_payload=True)
@@ -201,23 +211,39 @@ class PassageStore:
               flt: SearchFilter | None = None, with_vectors: bool = False,
               fusion_k: int = 60, fusion_weights: tuple[float, float] = (1.0, 1.0),
               prefetch_limit: int | None = None) -> list[tuple[models.ScoredPoint, Passage]]:
-        query_filter = flt.to_qdrant() if flt else None
-        sparse_vec = models.SparseVector(indices=sparse[0], values=sparse[1]) if sparse else None
-        vectors = [dense_vector] if with_vectors else False
-        if mode == "dense":
-            response = self.client.query_points(name, query=list(dense), using=dense_vector, limit=limit,
-                                                query_filter=query_filter, with_vectors=vectors)
-        elif mode == "sparse":
-            response = self.client.query_points(name, query=sparse_vec, using=SPARSE_VECTOR, limit=limit,
-                                                query_filter=query_filter, with_vectors=vectors)
-        elif mode == "hybrid":
-            depth = prefetch_limit or max(limit * 4, 40)
-            response = self.client.query_points(
-                name,
-                prefetch=[models.Prefetch(query=list(dense), using=dense_vector, limit=depth, filter=query_filter),
-                          models.Prefetch(query=sparse_vec, using=SPARSE_VECTOR, limit=depth, filter=query_filter)],
-                query=models.RrfQuery(rrf=models.Rrf(k=fusion_k, weights=list(fusion_weights))),
-                limit=limit, with_vectors=vectors)
-        else:
+        if mode not in ("dense", "sparse", "hybrid"):
             raise RaystormError(f"unknown search mode '{mode}': use dense, sparse or hybrid")
-        return [(p, Passage.model_validate(p.payload)) for p in response.points]
+        query_filter = flt.to_qdrant() if flt else None
+        vectors = [dense_vector] if with_vectors else False
+        depth = prefetch_limit or max(limit * 4, 40)  # how deep each half of a hybrid search goes
+        if mode == "dense":
+            points = self.client.query_points(name, query=list(dense), using=dense_vector, limit=limit,
+                                              query_filter=query_filter, with_vectors=vectors).points
+        elif self.settings.qdrant_url:
+            sparse_vec = models.SparseVector(indices=sparse[0], values=sparse[1]) if sparse else None
+            if mode == "sparse":
+                points = self.client.query_points(name, query=sparse_vec, using=SPARSE_VECTOR, limit=limit,
+                                                  query_filter=query_filter, with_vectors=vectors).points
+            else:
+                points = self.client.query_points(
+                    name, prefetch=[
+                        models.Prefetch(query=list(dense), using=dense_vector, limit=depth, filter=query_filter),
+                        models.Prefetch(query=sparse_vec, using=SPARSE_VECTOR, limit=depth, filter=query_filter)],
+                    query=models.RrfQuery(rrf=models.Rrf(k=fusion_k, weights=list(fusion_weights))),
+                    limit=limit, with_vectors=vectors).points
+        else:
+            bm25 = self._bm25.search(self.client, name, sparse or ([], []), limit if mode == "sparse" else depth,
+                                     query_filter)
+            if mode == "sparse":
+                points = bm25
+            else:  # the two halves Qdrant would prefetch, fused by Qdrant's own RRF code
+                dense_half = self.client.query_points(name, query=list(dense), using=dense_vector, limit=depth,
+                                                      query_filter=query_filter, with_payload=False).points
+                points = reciprocal_rank_fusion([dense_half, bm25], limit=limit, ranking_constant_k=fusion_k,
+                                                weights=list(fusion_weights))
+            # payload (and vectors, for MMR) of the few that made it, as Qdrant's fusion fetches them
+            records = {str(r.id): r for r in self.client.retrieve(
+                name, [p.id for p in points], with_payload=True, with_vectors=vectors)} if points else {}
+            for p in points:
+                p.payload, p.vector = records[str(p.id)].payload, records[str(p.id)].vector
+        return [(p, Passage.model_validate(p.payload)) for p in points]

@@ -27,7 +27,16 @@ from agents.multihop.chain_steps import (
     guard_indices,
 )
 from agents.multihop.short_answer import short_answer
-from agents.multihop.trace import AgentAnswer, Hop, PassageText, cite, found_nothing, merge_hops, unique_passages
+from agents.multihop.trace import (
+    AgentAnswer,
+    Hop,
+    PassageText,
+    all_of,
+    cite,
+    found_nothing,
+    merge_hops,
+    unique_passages,
+)
 from retrieval.search import Retriever
 
 
@@ -76,10 +85,9 @@ class ChainOfRAG:
         support = unique_passages([p for h in hops for p in h.supporting_passages])
         final = await self.lm.run(ChainAnswer, ChainAnswerInput(
             question=question, hops=[brief(h) for h in hops], passages=[PassageText.of(p) for p in support]))
-        cited = [support[i] for i in guard_indices([n - 1 for n in final.citations], len(support))]
         # the queries up to the hop the answer leads with name its bridges, which are not the answer
         lead = next((i for i, h in enumerate(hops) if h.found and final.answer.startswith(h.answer)), -1)
         known = [h.query for h in hops[:lead + 1]]
         return AgentAnswer(question=question, strategy="chain", answer=final.answer,
                            short_answer=await short_answer(self.lm, question, final.answer, known),
-                           hops=hops, citations=cite(cited or support), retrieved=merge_hops(hops))
+                           hops=hops, citations=cite(support, final.citations or all_of(support)), retrieved=merge_hops(hops))

@@ -36,8 +36,10 @@ def _numbered(passages: list[PassageText]) -> str:
 
 
 def _chain(hops: list[HopBrief]) -> str:
-    return "\n".join(f"{i}. query: {h.query}\n   answer: {h.answer}" for i, h in enumerate(hops, start=1)) \
-        or "(none yet)"
+    def sources(h: HopBrief) -> str:
+        return f"\n   from: {'; '.join(p.title for p in h.supporting)}" if h.supporting else ""
+    return "\n".join(f"{i}. query: {h.query}\n   answer: {h.answer}{sources(h)}"
+                     for i, h in enumerate(hops, start=1)) or "(none yet)"
 
 
 # --- 1. the follow-up query ------------------------------------------------------------------

@@ -26,8 +26,7 @@ from agents.multihop.deep_steps import (
     SubQueriesInput,
 )
 from agents.multihop.short_answer import short_answer
-from agents.multihop.chain_steps import guard_indices
-from agents.multihop.trace import AgentAnswer, Hop, PassageText, cite, unique_passages
+from agents.multihop.trace import AgentAnswer, Hop, PassageText, all_of, cite, unique_passages
 from retrieval.documents import Passage
 from retrieval.search import Retriever
 
@@ -54,14 +53,14 @@ class DeepSearch:
         asked: list[str] = []
         hops: list[Hop] = []
         relevant: list[Passage] = []
-        judged: set[str] = set()
         for _ in range(s.max_iter):
             asked += queries
             results = await asyncio.gather(*(self.retriever.search(q, k=s.k) for q in queries))
             for query, hits in zip(queries, results):
                 passages = [h.passage for h in hits]
-                new = [p for p in passages if p.passage_id not in judged]
-                judged |= {p.passage_id for p in new}
+                # judged again when a new query finds it: a gap query can make a passage relevant
+                kept_before = {p.passage_id for p in relevant}
+                new = unique_passages([p for p in passages if p.passage_id not in kept_before])
                 verdicts = await asyncio.gather(*(self.lm.run(PassageRelevance, RelevanceInput(
                     question=question, queries=asked, passage=PassageText.of(p))) for p in new))
                 kept = {p.passage_id for p, v in zip(new, verdicts) if v.relevant}
@@ -75,11 +74,10 @@ class DeepSearch:
                 break
         report = await self.lm.run(Report, ReportInput(question=question, queries=asked,
                                                        passages=[PassageText.of(p) for p in relevant]))
-        cited = [relevant[i] for i in guard_indices([n - 1 for n in report.citations], len(relevant))]
         ranking = unique_passages(relevant + [p for h in hops for p in h.passages])
         return AgentAnswer(question=question, strategy="deep", answer=report.answer,
                            short_answer=await short_answer(self.lm, question, report.answer),
-                           hops=hops, citations=cite(cited or relevant), retrieved=ranking)
+                           hops=hops, citations=cite(relevant, report.citations or all_of(relevant)), retrieved=ranking)
 
 
 def _fresh(queries: list[str], asked: list[str], limit: int) -> list[str]:

@@ -128,8 +128,7 @@ def bridge_candidates(nlp: TextToolkit, question: str, answer: str, supporting: 
         known_terms |= terms(nlp, text)
     question_terms = terms(nlp, question)
     titles = {" ".join(p.title.lower().split()) for p in supporting}
-    best: dict[str, tuple[float, int, str]] = {}
-    order = 0
+    best: dict[str, tuple[float, int, str]] = {}  # key -> (best score, first position, text)
     sources = [(answer, 1.0)] + [(s, 0.5 if answer in p.text else 0.25)
                                   for p in supporting for s in nlp.sentences(p.text) if s != answer]
     for sentence, base in sources:
@@ -138,15 +137,16 @@ def bridge_candidates(nlp: TextToolkit, question: str, answer: str, supporting: 
             score = base + closeness(words, e.start, e.end, question_terms) + 0.05 * min(3, len(e.text.split()))
             if e.key in titles:
                 score -= 0.5  # a supporting passage is already about it
-            order += 1
+            first = best[e.key][1] if e.key in best else len(best)
             if e.key not in best or score > best[e.key][0]:
-                best[e.key] = (score, best.get(e.key, (0, order))[1], e.text)
+                best[e.key] = (score, first, e.text)
     ranked = sorted(best.values(), key=lambda x: (-x[0], x[1]))
     return [text for *_, text in ranked]
 
 
 def closeness(words: list[tuple[int, int, str]], start: int, end: int, question_terms: set[str]) -> float:
-    """0.5 for an entity right next to a question word ("directed by X": 1 word between), less farther away."""
+    """How near the entity is to a word of the question: 0.5 right next to one, 0.25 with one word
+    between ("directed by X"), 0.5 / (1 + gap) in general, 0 when the sentence has none."""
     gaps = []
     for a, b, stem in words:
         if related(stem, question_terms) and (b <= start or a >= end):

@@ -60,8 +60,7 @@ class NaiveRAG:
         out = await self.lm.run(NaiveAnswer, NaiveAnswerInput(
             question=question, passages=[PassageText.of(p) for p in passages]))
         used = guard_indices([n - 1 for n in out.citations], len(passages))
-        cited = [passages[i] for i in used]
         hop = Hop(query=question, answer=out.answer, passages=passages, supporting=used)
         return AgentAnswer(question=question, strategy="naive", answer=out.answer,
                            short_answer=await short_answer(self.lm, question, out.answer),
-                           hops=[hop], citations=cite(cited), retrieved=passages)
+                           hops=[hop], citations=cite(passages, out.citations), retrieved=passages)

@@ -38,7 +38,7 @@ class Hop(BaseModel):
 
     query: str
     answer: str  # the intermediate answer, or exactly NO_INFORMATION
-    passages: list[Passage]  # retrieved for `query`, in rank order
+    passages: list[Passage]  # retrieved for `query`, in rank order (Chain-of-RAG: less earlier hops' support)
     supporting: list[int] = Field(default_factory=list)  # indices into `passages`
 
     @property
@@ -101,5 +101,12 @@ def merge_hops(hops: list[Hop]) -> list[Passage]:
                            [p for hop in hops for p in hop.passages])
 
 
-def cite(passages: list[Passage]) -> list[Citation]:
-    return [Citation.of(n, p) for n, p in enumerate(unique_passages(passages), start=1)]
+def cite(numbered: list[Passage], cited: list[int]) -> list[Citation]:
+    """The citations of an answer given `numbered` passages (from 1) that cited the numbers `cited`,
+    keeping the answer's own numbers; numbers that name no passage are dropped."""
+    return [Citation.of(n, numbered[n - 1]) for n in sorted({n for n in cited if 1 <= n <= len(numbered)})]
+
+
+def all_of(numbered: list[Passage]) -> list[int]:
+    """Every number of `numbered`: what an answer that cites nothing rests on, when all of it is support."""
+    return list(range(1, len(numbered) + 1))

@@ -17,6 +17,7 @@ from typing import Callable, Protocol, Sequence
 from pydantic import BaseModel, Field
 
 from agents.lm.steps import LanguageModel
+from agents.lm.text.sentences import sentences
 from agents.storm.citations import CitationRegistry, cited_numbers, cut_unfinished, keep_valid, remap, strip_citations
 from agents.storm.records import Article, ArticleSection, Citation, Outline
 from agents.storm.steps_article import (
@@ -148,8 +149,9 @@ async def write_lead(article: Article, table: SnippetSearch, models: LanguageMod
 
 
 async def polish(article: Article, models: LanguageModel) -> Article:
-    """Each section in turn, without sentences the article already said above it."""
-    earlier = [strip_citations(s) for s in _sentences(article.lead)]
+    """Each section in turn, without sentences an earlier section already said. The lead is left out
+    of the comparison: it sums up the sections, so it may say again what they say."""
+    earlier: list[str] = []
     sections = []
     for s in article.sections:
         out = await models.run(PolishSection, PolishInput(topic=article.topic, heading=s.heading, text=s.text,
@@ -162,8 +164,6 @@ async def polish(article: Article, models: LanguageModel) -> Article:
 
 
 def _sentences(text: str) -> list[str]:
-    from agents.lm.text.sentences import sentences
-
     return sentences(text) if text.strip() else []
 
 

@@ -36,7 +36,7 @@ def opening_task(topic: str, persona: Persona) -> TextMessage:
 
 
 async def run_conversation(topic: str, persona: Persona, models: LanguageModel, retriever: Retriever, *,
-                           max_turns: int = 3, search_k: int = 5, exclude_urls: Sequence[str] = (),
+                           max_turns: int = 3, search_k: int = 8, exclude_urls: Sequence[str] = (),
                            on_turn: OnTurn | None = None) -> Conversation:
     """Interview the expert as `persona`; returns every turn with its queries, results and citations."""
     slug = "".join(ch if ch.isalnum() else "_" for ch in persona.name.lower())[:40] or "writer"

@@ -60,6 +60,20 @@ def usable(sentence: str) -> str | None:
     return s
 
 
+_POINTS_BACK = re.compile(
+    r"^(?:it|its|this|these|that|those|they|their|them|he|she|his|her|both|such|the latter|the former|"
+    r"there|here|then|also|however|but|and|or|yet|so)\b", re.IGNORECASE)
+_PERSONAL = re.compile(r"\b(?:he|she|they|him|her|them|his|hers|their)\b", re.IGNORECASE)
+
+
+def stands_alone(sentence: str) -> bool:
+    """Whether a sentence makes sense out of its paragraph: it does not open by pointing back ("It",
+    "This", "However") nor name its subject only as "he" or "she" early on."""
+    if _POINTS_BACK.match(sentence):
+        return False
+    return not _PERSONAL.search(" ".join(sentence.split()[:6]))
+
+
 def sentences_of(texts: Sequence[str], nlp: TextToolkit) -> list[EvidenceSentence]:
     """Usable sentences of each text, each sentence once (first occurrence wins)."""
     seen: set[str] = set()
@@ -137,3 +151,11 @@ def words(text: str) -> int:
 def rounded(x: float) -> float:
     """Scores are compared rounded, so float noise can never reorder near-ties between runs."""
     return math.floor(x * 1e6 + 0.5) / 1e6
+
+
+def without_topic_words(text: str, topic: str, nlp: TextToolkit) -> str:
+    """`text` less the words of `topic`: every piece of evidence is about the topic, so in a heading
+    ("Flood rider deductible" for a flood topic) they only pull in every sentence naming it."""
+    topic_stems = set(nlp.content_tokens(topic))
+    kept = [w for w in text.split() if not (set(nlp.content_tokens(w)) & topic_stems)]
+    return " ".join(kept) if any(not nlp.is_stopword(w.strip(",.:;")) for w in kept) else text

@@ -46,7 +46,7 @@ class ExpertAgent(BaseChatAgent):
     """Answers the last question it was sent; keeps no state between turns."""
 
     def __init__(self, name: str, topic: str, models: LanguageModel, retriever: Retriever, *,
-                 search_k: int = 5, exclude_urls: Sequence[str] = ()):
+                 search_k: int = 8, exclude_urls: Sequence[str] = ()):
         super().__init__(name, f"an expert on '{topic}' who answers from the document collection")
         if search_k < 1:
             raise ValueError(f"search_k must be at least 1, got {search_k}")

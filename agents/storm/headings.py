@@ -21,8 +21,9 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from agents.lm.nlp import TextToolkit
-from agents.storm.evidence import EvidenceSentence, Excerpt, sentences_of, similarity, vectors
-from agents.storm.lexicon import ARTICLE_KINDS, SECTION_TYPES, ArticleKind, kind_text, section_text, section_type
+from agents.storm.evidence import EvidenceSentence, Excerpt, similarity, vectors, without_topic_words
+from agents.storm.topicality import topical_sentences
+from agents.storm.lexicon import ARTICLE_KINDS, SECTION_TYPES, ArticleKind, kind_text, section_type
 
 HeadingSource = Literal["document", "lexicon", "keywords"]
 
@@ -31,9 +32,10 @@ KIND_PRIOR = 0.10  # bonus for the usual sections of the topic's article kind
 PREFERRED_PRIOR = 0.04  # bonus for headings the caller prefers (a draft outline)
 UNDER_HEADING = 0.12  # bonus for a document heading from the sentences written under it
 DOCUMENT_TOPIC = 1.0  # weight of how related a document heading (in its document) is to the topic
-COMMON_WORD = 0.8  # a topic word in more than this share of the excerpts says nothing about any one
 MIN_SHARE = 0.03  # a heading needs this share of the sentences (and at least MIN_SUPPORT)
 MIN_SUPPORT = 2
+SENTENCES_PER_HEADING = 6
+MIN_HEADINGS = 4
 MIN_FITTING = 3  # fewer fitting headings than this and key phrases name the rest
 _NOT_CONTENT = re.compile(r"^(references|see also|notes|external links|further reading|bibliography|sources|"
                           r"citations|footnotes|contents|table of contents)$", re.IGNORECASE)
@@ -87,14 +89,13 @@ def plan_headings(topic: str, texts: Sequence[str | Excerpt], nlp: TextToolkit, 
                   max_headings: int = 12) -> HeadingPlan:
     """Headings the sentences of `texts` support, at most `max_headings` in all."""
     excerpts = [t if isinstance(t, Excerpt) else Excerpt(text=t) for t in texts]
-    keep = on_topic(topic, excerpts, nlp)
-    sentences = [s for s in sentences_of([e.text for e in excerpts], nlp) if keep[s.source]]
+    sentences = topical_sentences(topic, excerpts, nlp)
     kind = article_kind(topic, [s.text for s in sentences[:200]], nlp)
     if not sentences:
         return HeadingPlan(kind=kind.name, headings=[], sentences=[])
     docs = [d if isinstance(d, DocumentHeading) else DocumentHeading(heading=d) for d in document_headings]
     candidates, places = _candidates(docs, kind, preferred)
-    texts_c = [c.cue and f"{c.heading}: {c.cue}" or c.heading for c in candidates]
+    texts_c = [c.cue and f"{c.heading}: {c.cue}" or without_topic_words(c.heading, topic, nlp) for c in candidates]
     sim = similarity([s.text for s in sentences], texts_c, nlp)
     sim += _under_heading([excerpts[s.source].section for s in sentences], candidates)
     prior = np.array([_prior(c, kind, preferred) for c in candidates], dtype=np.float32)
@@ -112,7 +113,8 @@ def plan_headings(topic: str, texts: Sequence[str | Excerpt], nlp: TextToolkit, 
     for c in chosen:
         c.support = len(c.evidence)
     chosen.sort(key=lambda c: (-c.support, c.heading))
-    chosen = chosen[:max_headings]
+    # thin evidence makes a short outline: about SENTENCES_PER_HEADING sentences for each heading
+    chosen = chosen[:min(max_headings, max(MIN_HEADINGS, len(sentences) // SENTENCES_PER_HEADING))]
     return HeadingPlan(kind=kind.name, headings=_order(chosen, kind, candidates), sentences=sentences)
 
 
@@ -123,7 +125,8 @@ def _candidates(document_headings: Sequence[DocumentHeading], kind: ArticleKind,
     places: dict[str, str] = {}
     for d in document_headings:
         h = clean_heading(d.heading)
-        if h and not is_reference_heading(h) and len(h.split()) <= 8 and h.lower() not in out:
+        # a question ("Does my policy cover flood?") heads an FAQ entry, not an article section
+        if h and not is_reference_heading(h) and len(h.split()) <= 8 and not h.endswith("?") and h.lower() not in out:
             out[h.lower()] = Heading(heading=h, source="document")
             places[h] = f"{d.title}: {h}" if d.title else h
     for name in [*preferred, *(s.heading for s in SECTION_TYPES)]:
@@ -136,22 +139,6 @@ def _candidates(document_headings: Sequence[DocumentHeading], kind: ArticleKind,
             out[name.lower()] = Heading(heading=name, source="document")
             places[name] = name
     return list(out.values()), places
-
-
-def on_topic(topic: str, excerpts: Sequence[Excerpt], nlp: TextToolkit) -> list[bool]:
-    """Which excerpts are about the topic itself. One is when it uses a telling word of the topic
-    (one that not nearly every excerpt uses), or else is more related to the topic than the median
-    excerpt: a passage retrieved for a shared common word ("Harborline") may be about something else."""
-    if len(excerpts) < 4:
-        return [True] * len(excerpts)
-    words = {w for w in nlp.content_tokens(topic) if len(w) >= 4}  # "add" (of add-on) matches "adding"
-    bags = [set(nlp.content_tokens(e.in_context())) for e in excerpts]
-    telling = {w for w in words if sum(w in b for b in bags) <= COMMON_WORD * len(bags)}
-    if words and not telling:
-        return [True] * len(excerpts)
-    relevance = similarity([topic], [e.in_context() for e in excerpts], nlp)[0]
-    median = float(np.median(relevance))
-    return [bool(telling & b) or float(r) >= median for b, r in zip(bags, relevance)]
 
 
 def _document_relevance(topic: str, candidates: list[Heading], places: dict[str, str],

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from agents.lm.steps import LanguageModel
 from agents.storm.evidence import Excerpt
 from agents.storm.records import BASIC_FACT_WRITER, Persona, RelatedDocument
-from agents.storm.steps_research import FindPerspectives, PerspectivesInput
+from agents.storm.steps_perspectives import FindPerspectives, PerspectivesInput
 from retrieval.search import Retriever
 from retrieval.store import SearchFilter, SearchHit
 

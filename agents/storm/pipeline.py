@@ -28,7 +28,6 @@ from agents.storm.outline import draft_outline, refine_outline
 from agents.storm.persona import PersonaPlan, find_personas
 from agents.lm.usage import UsageLedger
 from agents.storm.records import Article, Conversation, ConversationLog, Outline
-from agents.storm.steps_research import NOTHING_FOUND
 from retrieval.errors import RaystormError, StageFailed
 from retrieval.infotable import InfoEntry, Snippet, group_by_url
 from retrieval.search import Retriever
@@ -41,7 +40,7 @@ class ReportOptions(BaseModel):
 
     personas: int = Field(3, ge=0, description="personas besides the basic fact writer")
     turns: int = Field(3, ge=1, description="questions per conversation")
-    search_k: int = Field(5, ge=1, description="passages per search query")
+    search_k: int = Field(8, ge=1, description="passages per search query")
     section_k: int = Field(SECTION_SNIPPETS, ge=1, description="snippets a section is written from")
     exclude_urls: list[str] = Field(default_factory=list, description="never retrieved (e.g. the ground truth)")
     polish: bool = Field(True, description="remove repeated sentences after writing")
@@ -105,9 +104,9 @@ async def run_conversations(topic: str, plan: PersonaPlan, models: LanguageModel
 
 
 def table_sources(log: ConversationLog) -> list[Snippet]:
-    """What goes into the information table: every search result of each turn that found an answer."""
-    return [r.to_snippet() for c in log.conversations for t in c.dlg_turns
-            if t.cited and t.agent_utterance != NOTHING_FOUND for r in t.search_results]
+    """What goes into the information table: every search result of every turn, as in STORM (the
+    section writers judge what fits; a turn the expert could not answer still searched the right place)."""
+    return [r.to_snippet() for c in log.conversations for t in c.dlg_turns for r in t.search_results]
 
 
 async def make_outline(topic: str, log: ConversationLog, snippets: Sequence[Snippet],

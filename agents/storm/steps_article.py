@@ -10,10 +10,11 @@ from pydantic import BaseModel, Field
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import Step
 from agents.storm.citations import strip_citations
-from agents.storm.evidence import EvidenceSentence, Excerpt, mmr, rounded, sentences_of, similarity
-from agents.storm.headings import clean_heading, on_topic
+from agents.storm.evidence import EvidenceSentence, mmr, rounded, similarity, stands_alone, without_topic_words
+from agents.storm.headings import clean_heading
+from agents.storm.topicality import topical_sentences
 from agents.storm.lexicon import section_type
-from agents.storm.steps_research import NumberedSource, render_sources
+from agents.storm.steps_research import NumberedSource, excerpts, render_sources
 
 SECTION_SENTENCES = 6  # a section without subsections
 INTRO_SENTENCES = 3  # the part of a section above its subsections
@@ -22,8 +23,8 @@ LEAD_SENTENCES = 3
 MIN_FIT = 0.25  # a sentence less similar than this to its heading is not used for it
 RELATIVE_FIT = 0.7  # nor one much less similar than the best sentence for it
 DUPLICATE = 0.9  # sentences this similar say the same thing
-ANAPHORIC = re.compile(r"^(?:it|its|this|these|that|those|they|their|them|he|she|his|her|both|such|the latter|"
-                       r"the former|there|here|then|also|however|but|and|or)\b", re.IGNORECASE)
+TOPIC_WEIGHT = 0.3
+HOME_MARGIN = 0.05  # a sentence fitting another heading better than this is left to that one
 OWN_HEADING = 0.3  # a sentence written under a heading of the section's name belongs to it
 OPENING = 0.05  # lead preference for the first sentence of a passage
 NAMING = 0.2  # lead preference for sentences using the topic's words (times the share used)
@@ -32,7 +33,7 @@ NAMING = 0.2  # lead preference for sentences using the topic's words (times the
 def heading_text(heading: str) -> str:
     """What a sentence is matched against for a heading: the heading and its lexicon cue, if any. Not the
     topic: every snippet is about the topic, and its name would pull in whichever sentence repeats it."""
-    st = section_type(heading)
+    st = section_type(heading.strip())
     return f"{heading}: {st.cue}" if st else heading
 
 
@@ -81,14 +82,15 @@ to the article's other sections. Do not repeat the section heading and do not ad
 
     @classmethod
     def extract(cls, inp: SectionInput, nlp: TextToolkit) -> SectionOutput:
-        about = on_topic(inp.topic, [Excerpt(text=s.text, title=s.title, section=s.section) for s in inp.sources], nlp)
-        sentences = [x for x in sentences_of([s.text for s in inp.sources], nlp) if about[x.source]]
+        sentences = [x for x in topical_sentences(inp.topic, excerpts(inp.sources), nlp) if stands_alone(x.text)]
         if not sentences:
             return SectionOutput(text="")
         texts = [s.text for s in sentences]
         own = [inp.heading, *inp.subsections]
-        targets = [heading_text(h) for h in [*own, *inp.other_headings]]
-        fit = similarity(texts, targets, nlp)
+        targets = [heading_text(without_topic_words(h, inp.topic, nlp)) for h in [*own, *inp.other_headings]]
+        # what a sentence says must fit the heading, and be about the topic: of two sentences that fit
+        # "Coverage" alike, the one about the topic's coverage wins
+        fit = similarity(texts, targets, nlp) + TOPIC_WEIGHT * similarity(texts, [inp.topic], nlp)
         # a sentence written under a heading of the same name belongs to that heading
         for j, h in enumerate([*own, *inp.other_headings]):
             key = clean_heading(h).lower()
@@ -97,12 +99,13 @@ to the article's other sections. Do not repeat the section heading and do not ad
                     fit[i, j] += OWN_HEADING
         fit = np.round(fit, 6)
         pairwise = similarity(texts, texts, nlp)
-        home = fit.argmax(axis=1)  # each sentence belongs where it fits best
+        best = fit.max(axis=1)  # a sentence belongs where it fits best, or nearly as well
         used: set[int] = set()
 
         def pick(target: int, k: int) -> list[int]:
             floor = max(MIN_FIT, RELATIVE_FIT * float(fit[:, target].max()))
-            mine = [i for i in range(len(texts)) if home[i] == target and fit[i, target] >= floor and i not in used]
+            mine = [i for i in range(len(texts))
+                    if fit[i, target] >= max(floor, best[i] - HOME_MARGIN) and i not in used]
             chosen = mmr(fit[:, target], pairwise, k, candidates=mine)
             used.update(chosen)
             return chosen
@@ -158,9 +161,9 @@ put the number of the source after every sentence, like [2]. No heading."""
 
     @classmethod
     def extract(cls, inp: LeadInput, nlp: TextToolkit) -> LeadOutput:
-        # a lead sentence must stand on its own: no list entry, no "It"/"This"/"He" pointing back
-        sentences = [s for s in sentences_of([s.text for s in inp.sources], nlp)
-                     if not s.text.startswith("**") and not ANAPHORIC.match(s.text)]
+        # a lead sentence must stand on its own: no list entry, nothing pointing back
+        sentences = [s for s in topical_sentences(inp.topic, excerpts(inp.sources), nlp)
+                     if not s.text.startswith("**") and stands_alone(s.text)]
         if not sentences:
             return LeadOutput(lead="")
         texts = [s.text for s in sentences]
@@ -174,11 +177,11 @@ put the number of the source after every sentence, like [2]. No heading."""
         naming = np.array([len(topic_words & set(nlp.content_tokens(t))) / max(1, len(topic_words)) for t in texts])
         opening = np.array([OPENING if s.position == 0 else 0.0 for s in sentences])
         relevance = np.round(relevance + opening + NAMING * naming, 6)
-        fresh = list(range(len(texts)))
-        if body:
+        relevant = [i for i in range(len(texts)) if relevance[i] >= MIN_FIT]
+        fresh = relevant
+        if body:  # rather what the sections do not already say; a summary may repeat them, though
             repeat = similarity(texts, body, nlp).max(axis=1)
-            fresh = [i for i in fresh if repeat[i] < DUPLICATE] or fresh
-        fresh = [i for i in fresh if relevance[i] >= MIN_FIT]
+            fresh = [i for i in relevant if repeat[i] < DUPLICATE] or relevant
         chosen = mmr(relevance, similarity(texts, texts, nlp), LEAD_SENTENCES, lambda_=0.6, candidates=fresh)
         return LeadOutput(lead=" ".join(_cited(sentences[i], inp.sources) for i in chosen))
 

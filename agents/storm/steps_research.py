@@ -1,5 +1,5 @@
-"""The research steps of STORM: perspectives, the writer's questions, the expert's
-queries and answers. Each is a typed `Step` with a prompt and an extractive twin.
+"""The conversation steps of STORM: the writer's question, the expert's queries and answers.
+Each is a typed `Step` with a prompt and an extractive twin.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from pydantic import BaseModel, Field
 
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import Step
-from agents.storm.evidence import Excerpt, content_overlap, mmr, sentences_of, similarity
-from agents.storm.headings import DocumentHeading, on_topic, plan_headings
-from agents.storm.lexicon import ARTICLE_KINDS, section_type
-from agents.storm.records import THANK_YOU, Persona, RelatedDocument
+from agents.storm.evidence import Excerpt, content_overlap, mmr, similarity, stands_alone
+from agents.storm.lexicon import section_type
+from agents.storm.records import THANK_YOU, Persona
+from agents.storm.topicality import topical_sentences
 
 NOTHING_FOUND = "I could not find anything about this in the sources I searched."
 ANSWER_SENTENCES = 4
@@ -30,120 +30,14 @@ class NumberedSource(BaseModel):
     text: str
 
 
+def excerpts(sources: list[NumberedSource]) -> list[Excerpt]:
+    return [Excerpt(text=s.text, title=s.title, section=s.section) for s in sources]
+
+
 def render_sources(sources: list[NumberedSource]) -> str:
     if not sources:
         return "(no sources)"
     return "\n\n".join(f"[{s.n}] {s.title}{' > ' + s.section if s.section else ''}\n{s.text}" for s in sources)
-
-
-# --- perspectives -----------------------------------------------------------------------------
-
-
-class PerspectivesInput(BaseModel):
-    topic: str
-    related: list[RelatedDocument] = Field(description="related corpus documents and their headings")
-    excerpts: list[Excerpt] = Field(description="passages retrieved for the topic")
-    max_personas: int = Field(ge=0)
-    questions_per_persona: int = Field(ge=1)
-
-
-class PerspectivesOutput(BaseModel):
-    relevant: bool = Field(True, description="false when the excerpts say nothing about the topic at all")
-    basic_focus: list[str] = Field(default_factory=list,
-                                   description="aspects the basic fact writer should ask about")
-    personas: list[Persona] = Field(default_factory=list, json_schema_extra={"maxItems": 8})
-
-
-class FindPerspectives(Step[PerspectivesInput, PerspectivesOutput]):
-    name = "storm.perspectives"
-    stage = "question_asker"
-    Input = PerspectivesInput
-    Output = PerspectivesOutput
-    instructions = """\
-You plan research for an encyclopedia article on the topic. From the related documents' headings and
-the excerpts, choose the aspects the article must cover, then up to `max_personas` personas: distinct
-kinds of readers or specialists whose questions together cover those aspects (for example a historian,
-a person affected, a regulator). Give each persona a short name, a one-sentence description of what it
-cares about, and a `focus` list of up to `questions_per_persona` aspects (a few words each) it will ask
-about. Also give `basic_focus`: the basic aspects a writer of plain facts would ask about first.
-Use only aspects the excerpts can speak to. If the excerpts say nothing about the topic at all, set
-`relevant` to false and leave the lists empty."""
-
-    @classmethod
-    def render_input(cls, inp: PerspectivesInput) -> str:
-        related = "\n".join(f"- {d.title}: {'; '.join(d.headings) or '(no headings)'}" for d in inp.related)
-        excerpts = "\n\n".join(f"({e.section}) {e.text}" if e.section else e.text for e in inp.excerpts[:12])
-        return (f"Topic: {inp.topic}\nmax_personas: {inp.max_personas}\n"
-                f"questions_per_persona: {inp.questions_per_persona}\n\nRelated documents and their headings:\n"
-                f"{related or '(none)'}\n\nExcerpts:\n{excerpts or '(none)'}")
-
-    @classmethod
-    def extract(cls, inp: PerspectivesInput, nlp: TextToolkit) -> PerspectivesOutput:
-        if not covers_topic(inp.topic, [*(d.title for d in inp.related), *(e.text for e in inp.excerpts)], nlp):
-            return PerspectivesOutput(relevant=False)
-        per = inp.questions_per_persona
-        plan = plan_headings(inp.topic, inp.excerpts, nlp,
-                             document_headings=[DocumentHeading(heading=h, title=d.title)
-                                                for d in inp.related for h in d.headings],
-                             max_headings=per * (inp.max_personas + 1))
-        aspects = [h.heading for h in plan.headings]
-        # Too few supported aspects for every question: ask what an article of this kind usually covers;
-        # the expert says so when the corpus has nothing on it.
-        wanted = per * (inp.max_personas + 1)
-        kind = next(k for k in ARTICLE_KINDS if k.name == plan.kind)
-        for heading in kind.sections:
-            if len(aspects) >= wanted:
-                break
-            if heading.lower() not in {a.lower() for a in aspects}:
-                aspects.append(heading)
-        basic, rest = aspects[:per], aspects[per:]
-        if not rest or inp.max_personas == 0:
-            return PerspectivesOutput(basic_focus=basic)
-        groups = _group_aspects(rest, min(inp.max_personas, len(rest)), per, nlp)
-        personas = [_persona(inp.topic, group) for group in groups]
-        return PerspectivesOutput(basic_focus=basic, personas=personas)
-
-
-TOPIC_SIMILARITY = 0.5
-TOPIC_WORD_SHARE = 0.5
-
-
-def covers_topic(topic: str, texts: list[str], nlp: TextToolkit) -> bool:
-    """Whether `texts` are about `topic` at all: they use most of its content words, or some text is
-    close to it in meaning. Sharing one common word ("history", "insurance") is not enough."""
-    if not texts:
-        return False
-    topic_words = set(nlp.content_tokens(topic))
-    found = topic_words & {w for t in texts for w in nlp.content_tokens(t)}
-    if topic_words and len(found) >= TOPIC_WORD_SHARE * len(topic_words):
-        return True
-    return float(similarity([topic], texts, nlp).max()) >= TOPIC_SIMILARITY
-
-
-def _group_aspects(aspects: list[str], n: int, per: int, nlp: TextToolkit) -> list[list[str]]:
-    """`n` groups of related aspects, at most `per` each, in the aspects' order."""
-    texts = [_aspect_text(a) for a in aspects]
-    sim = similarity(texts, texts, nlp)
-    groups: list[list[int]] = [[i] for i in range(n)]  # seeds: the n best-supported aspects
-    for i in range(n, len(aspects)):
-        open_groups = [g for g in groups if len(g) < per]
-        if not open_groups:
-            break
-        best = max(open_groups, key=lambda g: (round(float(np.mean(sim[i, g])), 6), -groups.index(g)))
-        best.append(i)
-    return [[aspects[i] for i in sorted(g)] for g in groups]
-
-
-def _aspect_text(aspect: str) -> str:
-    st = section_type(aspect)
-    return f"{aspect}: {st.cue}" if st else aspect
-
-
-def _persona(topic: str, focus: list[str]) -> Persona:
-    names = [f.lower() for f in focus]
-    what = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-    return Persona(name=f"{focus[0]} researcher",
-                   description=f"wants to know about the {what} of {topic}", focus=focus)
 
 
 # --- the writer's question ----------------------------------------------------------------------
@@ -195,8 +89,8 @@ persona's focus list. When you have no more useful questions, reply with exactly
 def aspect_question(topic: str, aspect: str) -> str:
     st = section_type(aspect)
     what = aspect if aspect[:2].isupper() else aspect[:1].lower() + aspect[1:]
-    question = f"What do the sources say about the {what} of {topic}?"
-    return f"{question} I mean: {st.cue}." if st else question
+    question = f"What is known about the {what} of {topic}?"
+    return f"{question} That is: {st.cue}." if st else question
 
 
 # --- the expert's queries -----------------------------------------------------------------------
@@ -229,14 +123,14 @@ find what is needed to answer it. Include the topic's key names in each query.""
 
     @classmethod
     def extract(cls, inp: QueriesInput, nlp: TextToolkit) -> QueriesOutput:
-        asked = re.split(r"\s+I mean:\s+", inp.question, maxsplit=1)
-        queries = [asked[0].rstrip("?").strip()]
-        if len(asked) > 1:
-            queries.append(f"{inp.topic} {' '.join(nlp.keywords(asked[1], k=8))}")
-        else:
-            queries.append(" ".join(nlp.keywords([inp.question], k=8)))
+        asked, _, detail = inp.question.partition(" That is: ")
+        # the question's own words, in order, as a keyword query; then its detail with the topic
+        words = [w for w in nlp.words(asked) if not nlp.is_stopword(w) and len(w) > 1]
+        queries = [" ".join(dict.fromkeys(words))]
+        if detail:
+            queries.append(f"{inp.topic} {' '.join(nlp.keywords(detail, k=8))}")
         unique = [q for i, q in enumerate(queries) if q and q not in queries[:i]]
-        return QueriesOutput(queries=unique[: inp.max_queries])
+        return QueriesOutput(queries=unique[: inp.max_queries] or [inp.topic])
 
 
 # --- the expert's answer ------------------------------------------------------------------------
@@ -269,8 +163,7 @@ sentences). If the sources do not answer the question, say only: "{NOTHING_FOUND
     @classmethod
     def extract(cls, inp: AnswerInput, nlp: TextToolkit) -> AnswerOutput:
         # only sources about the topic itself: one retrieved for a shared common word may be about another thing
-        about = on_topic(inp.topic, [Excerpt(text=s.text, title=s.title, section=s.section) for s in inp.sources], nlp)
-        sentences = [x for x in sentences_of([s.text for s in inp.sources], nlp) if about[x.source]]
+        sentences = [x for x in topical_sentences(inp.topic, excerpts(inp.sources), nlp) if stands_alone(x.text)]
         if not sentences:
             return AnswerOutput(answer=NOTHING_FOUND)
         texts = [s.text for s in sentences]

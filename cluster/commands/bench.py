@@ -5,6 +5,21 @@ no-op), then answers the questions in parallel on `Hopper` actors over one
 `CorpusPool`, writing one JSON line per question as it finishes. Questions
 already in FILE are skipped, so a rerun resumes. The last line printed is the
 JSON summary over every question of the run in FILE.
+
+Without --llm every step runs on the offline extractive model. With an LLM
+endpoint the same command measures the LLM strategies (API keys from the
+environment; completions cached in the data dir, so a rerun replays them):
+
+    export OPENAI_API_KEY=...
+    raystorm bench multihop --dataset ../shared/data/musique --strategy chain \
+        --out musique-chain-4o-mini.jsonl --llm openai:gpt-4o-mini --max-iter 7
+    # a local OpenAI-compatible server (vLLM, Ollama, llama.cpp), more questions in flight:
+    raystorm bench multihop ... --llm MODEL --llm-base-url http://localhost:8000/v1 --concurrency 16
+    # one stage on another model (stages: route plan read filter reflect answer):
+    raystorm bench multihop ... --llm openai:gpt-4o-mini --stage-llm answer=openai:gpt-4o
+
+DeepSearcher reports Recall@5 rising from 0.685 (naive) to 0.94 with
+gpt-4o-mini at 7 iterations on 2WikiMultiHopQA; `--max-iter 7` is that setting.
 """
 
 from __future__ import annotations
@@ -25,7 +40,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "multihop", help="multi-hop QA on a dataset folder: Recall@k, EM/F1, tokens, latency",
         description="Answer a multi-hop set (a folder with questions.json + corpus.json in the MuSiQue or "
                     "HotpotQA layout) in parallel on Ray and score retrieval (Recall@2/@5 of the gold "
-                    "supporting passages) and answers (SQuAD EM/F1 with aliases).")
+                    "supporting passages) and answers (SQuAD EM/F1 with aliases).",
+        epilog="With an LLM: add --llm openai:gpt-4o-mini (OPENAI_API_KEY), or --llm MODEL --llm-base-url "
+               "http://host:8000/v1 for an OpenAI-compatible server; --stage-llm STAGE=SPEC per stage "
+               "(route plan read filter reflect answer). DeepSearcher's setting for its 0.94 Recall@5 on "
+               "2WikiMultiHopQA (gpt-4o-mini) is --max-iter 7.")
     m.add_argument("--dataset", required=True, metavar="DIR", help="folder with questions.json and corpus.json")
     m.add_argument("--strategy", choices=["auto", "chain", "deep", "naive"], default="chain")
     m.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N questions")
@@ -114,7 +133,8 @@ async def _answer_all(args, settings, llm, multihop, collection: str, todo, out:
     from retrieval.config import data_home
     from retrieval.errors import RaystormError
 
-    cluster = connect(args.address)
+    keys = llm.api_key_env()  # actors on other nodes read the API keys from their environment
+    cluster = connect(args.address, runtime_env={"env_vars": keys} if keys else None)
     info(cluster.line())
     corpus = CorpusPool(settings, collection, size=default_pool_size(0.5, at_most=4))
     corpus.wait_ready()

@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     out.add_argument("--personas", type=int, default=3, metavar="N",
                      help="personas besides the basic fact writer (default 3)")
     out.add_argument("--turns", type=int, default=3, metavar="N", help="questions per conversation (default 3)")
-    out.add_argument("--search-k", type=int, default=5, metavar="K", help="passages per search query (default 5)")
+    out.add_argument("--search-k", type=int, default=8, metavar="K", help="passages per search query (default 8)")
     out.add_argument("--exclude-url", action="append", default=[], metavar="URL",
                      help="never retrieve this URL (repeatable; e.g. the ground truth in an evaluation)")
     out.add_argument("--no-polish", action="store_true", help="keep sentences that repeat earlier ones")

@@ -9,7 +9,7 @@ from autogen_agentchat.conditions import MaxMessageTermination, TextMentionTermi
 from autogen_agentchat.teams import RoundRobinGroupChat
 from cluster_agents import DONE, CountingAgent, HostActor, PoolMember
 
-from actors.chat_proxy import AgentCard, ChatAgentHost, PooledChatAgent, RemoteChatAgent
+from actors.chat_proxy import AgentCard, AgentNotHosted, ChatAgentHost, PooledChatAgent, RemoteChatAgent
 from actors.pool import ActorOptions, ActorPool
 
 
@@ -31,7 +31,7 @@ def test_host_runs_agents_in_one_process():
     host = ChatAgentHost()
     card = host.add("w", CountingAgent("writer"))
     assert card.name == "writer"
-    with pytest.raises(KeyError, match="no agent 'x'"):
+    with pytest.raises(AgentNotHosted, match="no agent 'x' on this actor"):
         host.agent("x")
 
 

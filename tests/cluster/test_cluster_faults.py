@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import threading
 from pathlib import Path
+
+import ray
 from cluster_agents import flaky_llm_client
 from conftest import EXAMPLE_COLLECTION, NODE
 from storm_runs import OPTIONS, TOPICS, artifacts, copy_home
@@ -14,7 +17,7 @@ from actors.models import ModelRecipe
 from agents.lm.backoff import RetryPolicy
 from agents.lm.settings import LLMSettings, ModelSpec
 from agents.storm.artifacts import CALL_HISTORY
-from cluster.distributed import ClusterPlan, run_reports_distributed
+from cluster.distributed import ClusterPlan, ResearchCluster, report_topics, run_reports_distributed
 
 # three writers and three experts: the scheduler spreads them, so every node hosts some
 PLAN = ClusterPlan(writer_actors=3, expert_actors=3, turn_timeout_s=120, stage_timeout_s=300)
@@ -39,6 +42,10 @@ def test_run_survives_losing_a_worker_node(ray_cluster, corpus_settings, referen
         if stage == "conversations" and detail == "started":
             conversing.set()
 
+    def hosted_on(node_id: str) -> str:  # from the run's placement report: "... on 3 node(s): ab12cd34: X, Y; ..."
+        placement = next(d for _, stage, d in events if stage == "cluster").split("node(s): ", 1)[1]
+        return next((part.split(": ", 1)[1] for part in placement.split("; ") if part.startswith(node_id[:8])), "")
+
     result: dict = {}
 
     def run() -> None:
@@ -52,7 +59,11 @@ def test_run_survives_losing_a_worker_node(ray_cluster, corpus_settings, referen
     driver = threading.Thread(target=run, daemon=True)
     driver.start()
     assert conversing.wait(timeout=300), "the run never reached its conversations"
-    victim = next(iter(ray_cluster.worker_nodes))
+    # the worker node with a writer and the most actors: its conversations are cut mid-way
+    victim = max(ray_cluster.worker_nodes,
+                 key=lambda n: ("PersonaWriter" in hosted_on(n.node_id), len(hosted_on(n.node_id).split(", "))))
+    lost = hosted_on(victim.node_id)
+    assert "PersonaWriter" in lost or "Expert" in lost, "the node to remove hosts none of the run's actors"
     ray_cluster.remove_node(victim, allow_graceful=False)
     driver.join(timeout=600)
     ray_cluster.add_node(**NODE)  # the cluster the other tests expect: head + 2 workers
@@ -62,7 +73,34 @@ def test_run_survives_losing_a_worker_node(ray_cluster, corpus_settings, referen
 
     assert [s.topic for s in result["summaries"]] == TOPICS
     assert artifacts(out) == reference  # the lost work was redone, and redone the same way
+    restarted = [d for _, stage, d in events if stage == "conversations" and "was lost" in d]
+    print(f"lost {lost}; conversations started again: {restarted or 'none (the calls were reissued)'}")
     no_snippet_twice(out)
+
+
+def test_a_conversation_whose_writer_dies_starts_again(ray_cluster, corpus_settings, reference, tmp_path):
+    home = copy_home(corpus_settings, tmp_path / "home")
+    out = tmp_path / "out"
+    topic = TOPICS[0]
+    # one writer actor hosting every persona; calls slowed so that it dies mid-conversation
+    plan = ClusterPlan(writer_actors=1, expert_actors=1, inject_latency_ms=300, turn_timeout_s=120)
+    run = ResearchCluster(home, EXAMPLE_COLLECTION, LLMSettings(), plan, personas_total=OPTIONS.personas + 1,
+                          recipe=ModelRecipe.for_store(home))
+    events: list[tuple[str, str, str]] = []
+
+    def progress(t, stage, detail):
+        events.append((t, stage, detail))
+        if stage == "conversations" and detail == "started":  # kill it (Ray restarts it) a turn later
+            threading.Timer(0.8, ray.kill, args=(run.writers.handles[0],), kwargs={"no_restart": False}).start()
+
+    try:
+        run.wait_ready()
+        (summary,) = asyncio.run(report_topics([topic], run, str(out), OPTIONS, progress))
+    finally:
+        run.shutdown()
+    assert any(stage == "conversations" and "PersonaWriter[0] was lost" in d for _, stage, d in events)
+    folder = Path(summary.directory).name
+    assert artifacts(out) == {name: text for name, text in reference.items() if name.startswith(folder + "/")}
 
 
 def test_reports_complete_through_a_flaky_llm_endpoint(ray_cluster, corpus_settings, reference, tmp_path):
@@ -70,13 +108,14 @@ def test_reports_complete_through_a_flaky_llm_endpoint(ray_cluster, corpus_setti
     out = tmp_path / "out"
     # the outline stage on an LLM endpoint that fails every other request; every other stage extractive
     endpoint = ModelSpec(provider="openai_compatible", model="flaky-outliner", base_url="http://llm.test/v1")
-    llm = LLMSettings(stages={"outline": endpoint}, cache=False,
+    llm = LLMSettings(stages={"outline": endpoint},
                       retry=RetryPolicy(max_retries=4, base_delay_s=0.01, max_delay_s=0.05, timeout_s=30))
     recipe = ModelRecipe.for_store(home, http_client_factory=functools.partial(flaky_llm_client, fail_every=2))
     topics = TOPICS[:2]
+    plan = ClusterPlan(writer_actors=2, expert_actors=2)
+    cache = tmp_path / "llm-cache"
     summaries = run_reports_distributed(topics, store=home, collection=EXAMPLE_COLLECTION, out_dir=str(out),
-                                        options=OPTIONS, plan=ClusterPlan(writer_actors=2, expert_actors=2),
-                                        llm=llm, recipe=recipe)
+                                        options=OPTIONS, plan=plan, llm=llm, recipe=recipe, cache_dir=str(cache))
     assert [s.topic for s in summaries] == topics
     produced = artifacts(out)
     for s in summaries:
@@ -91,4 +130,13 @@ def test_reports_complete_through_a_flaky_llm_endpoint(ray_cluster, corpus_setti
         calls = [json.loads(line) for line in (folder / CALL_HISTORY).read_text().splitlines()]
         outline_calls = [c for c in calls if c["stage"] == "outline"]
         assert [c["model"] for c in outline_calls] == ["flaky-outliner"] * 2
-        assert all(c["ok"] and c["attempts"] >= 2 for c in outline_calls)
+        assert all(c["ok"] and c["attempts"] >= 2 and not c["cached"] for c in outline_calls)
+
+    # redone from scratch, the same requests are answered from the gateway's cache: no endpoint, no failure
+    again = run_reports_distributed(topics, store=home, collection=EXAMPLE_COLLECTION, out_dir=str(out),
+                                    options=OPTIONS.model_copy(update={"force": True}), plan=plan, llm=llm,
+                                    recipe=recipe, cache_dir=str(cache))
+    assert artifacts(out) == produced
+    for s in again:
+        calls = [json.loads(line) for line in (Path(s.directory) / CALL_HISTORY).read_text().splitlines()]
+        assert [(c["cached"], c["attempts"]) for c in calls if c["stage"] == "outline"] == [(True, 1)] * 2

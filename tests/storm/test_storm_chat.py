@@ -19,7 +19,7 @@ from agents.lm.settings import LLMSettings, ModelSpec
 from agents.storm.artifacts import RunFiles
 from agents.storm.conversation import run_conversation
 from agents.storm.records import THANK_YOU, Persona
-from agents.storm.steps_research import FindPerspectives
+from agents.storm.steps_perspectives import FindPerspectives
 from retrieval.errors import StageFailed
 from storm_support import FLOOD, FakeLLM, completion, user_message
 

@@ -72,10 +72,10 @@ def test_only_prose_sentences_are_usable():
 
 
 SOURCES = [
-    NumberedSource(n=1, title="Flood Rider", section="What the rider covers",
+    NumberedSource(n=1, title="Flood Rider (Form FR-12)", section="What the rider covers",
                    text="The rider treats flood as a covered peril for the base policy. Loss of use is paid for "
                         "up to six months while the home cannot be lived in because of a covered flood."),
-    NumberedSource(n=2, title="Claims memo", section="Inspection",
+    NumberedSource(n=2, title="Claims Memo CM-24-05: Handling Flood Rider Claims", section="Inspection",
                    text="Field inspection must take place within five business days of first notice. The adjuster "
                         "should measure and photograph the high-water line in every affected room."),
 ]

@@ -1,0 +1,73 @@
+"""Run `raystorm bench multihop` for each strategy on each set and print one table.
+
+    python scripts/bench_multihop.py                                  # naive, chain, deep on musique, hotpotqa
+    python scripts/bench_multihop.py --sets musique --strategies chain --limit 10
+    python scripts/bench_multihop.py -- --llm openai:gpt-4o-mini      # the LLM strategies (args after --)
+
+Each run writes OUT_DIR/<set>-<strategy>.jsonl (resumable: rerun and finished
+questions are skipped; delete the file to measure again). Columns: Recall@2/@5
+of the gold supporting passages, SQuAD EM/F1 (of the short answer when there is
+one), mean tokens per question, p50 question latency, and the run's wall time
+(answering only; the corpus ingest, a no-op once cached, is not counted).
+The last line is all figures as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import sys
+from pathlib import Path
+
+DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    own = argv[: argv.index("--")] if "--" in argv else argv
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", default=str(DEFAULT_DATA), help="folder holding the sets")
+    p.add_argument("--sets", nargs="+", default=["musique", "hotpotqa"])
+    p.add_argument("--strategies", nargs="+", default=["naive", "chain", "deep"],
+                   choices=["auto", "naive", "chain", "deep"])
+    p.add_argument("--limit", type=int, default=None)
+    p.add_argument("--out-dir", default="bench-multihop", help="where the .jsonl files go")
+    p.add_argument("--data-dir", default=None, help="raystorm data dir (default $RAYSTORM_HOME)")
+    args = p.parse_args(own)
+
+    from cluster.cli import main as raystorm
+
+    out_dir = Path(args.out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for name in args.sets:
+        for strategy in args.strategies:
+            out = out_dir / f"{name}-{strategy}.jsonl"
+            command = ["bench", "multihop", "--dataset", str(Path(args.data) / name), "--strategy", strategy,
+                       "--out", str(out), *(["--limit", str(args.limit)] if args.limit else []),
+                       *(["--data-dir", args.data_dir] if args.data_dir else []), *extra]
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed):
+                rc = raystorm(command)
+            summary = json.loads(printed.getvalue().strip().splitlines()[-1]) if printed.getvalue().strip() else {}
+            rows.append({"set": name, "strategy": strategy, "rc": rc, **summary})
+            print(f"{name} {strategy}: {json.dumps(summary)}", file=sys.stderr, flush=True)
+    print(f"\n{'set':<10} {'strategy':<8} {'n':>3} {'R@2':>6} {'R@5':>6} {'EM':>6} {'F1':>6} "
+          f"{'tokens':>7} {'p50 s':>6} {'wall s':>7}")
+    for r in rows:
+        if "n" not in r:
+            print(f"{r['set']:<10} {r['strategy']:<8} failed (exit {r['rc']})")
+            continue
+        wall = r.get("wall_s")
+        print(f"{r['set']:<10} {r['strategy']:<8} {r['n']:>3} {r['Recall@2']:>6.3f} {r['Recall@5']:>6.3f} "
+              f"{r['EM']:>6.3f} {r['F1']:>6.3f} {r['mean_tokens']:>7.0f} {r['p50_latency_s']:>6.2f} "
+              f"{wall if wall is not None else float('nan'):>7.1f}")
+    print(json.dumps(rows))
+    return max((r["rc"] for r in rows), default=0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""Chain-of-RAG on a corpus of our own where every answer needs two hops."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from agents.lm.extractive import ExtractiveModel
+from agents.multihop.chain import ChainOfRAG, ChainSettings
+from agents.multihop.chain_steps import (
+    FollowUpInput,
+    FollowUpQuery,
+    HopBrief,
+    IntermediateAnswer,
+    IntermediateInput,
+    guard_indices,
+)
+from agents.lm.nlp import TextToolkit
+from agents.multihop.trace import NO_INFORMATION, PassageText
+from multihop_helpers import FakeLLM, chat_model, run, two_hop_questions
+
+QUESTIONS = two_hop_questions()
+
+
+def names(passages) -> list[str]:
+    return [Path(p.path).name for p in passages]
+
+
+@pytest.mark.parametrize("case", QUESTIONS, ids=[q["bridge"] for q in QUESTIONS])
+def test_the_chain_finds_the_second_passage_single_shot_does_not(two_hop, case):
+    assert case["hop2_doc"] not in two_hop.single_shot(case["question"], k=5)
+
+    answer = run(ChainOfRAG(ExtractiveModel(), two_hop.retriever).answer(case["question"]))
+
+    assert names(answer.retrieved[:5]).count(case["hop2_doc"]) >= 1
+    assert case["hop1_doc"] in names(answer.retrieved[:2])
+    # the second hop asks for the bridge entity the first hop's passage named
+    assert case["bridge"].split("/")[0].lower() in answer.hops[1].query.lower()
+    assert case["hop2_doc"] in names(answer.hops[1].supporting_passages)
+    assert len(answer.hops) == ChainSettings().max_iter
+
+
+def test_the_answer_cites_the_two_passages_with_their_line_ranges(two_hop):
+    case = QUESTIONS[0]  # born in Tressling, says the second passage
+    answer = run(ChainOfRAG(ExtractiveModel(), two_hop.retriever).answer(case["question"]))
+
+    assert case["answer"] in answer.answer
+    assert {c.source.rsplit("/", 1)[-1] for c in answer.citations} >= {"kestrel-street", "oona-marchetti"}
+    # the [n] in the answer are the citations' own numbers, each after a sentence of that passage
+    assert {int(n) for n in re.findall(r"\[(\d+)\]", answer.answer)} == {c.n for c in answer.citations}
+    for sentence, n in re.findall(r"(.+?) \[(\d+)\]\s*", answer.answer):
+        assert sentence.strip() in next(c.text for c in answer.citations if c.n == int(n))
+    path_of = {p.text: p.path for p in answer.retrieved}
+    for c in answer.citations:  # the line range holds the cited text
+        lines = Path(path_of[c.text]).read_text(encoding="utf-8").splitlines()[c.line_start - 1:c.line_end]
+        assert c.text[:40] in " ".join(lines)
+
+
+def test_early_stop_ends_the_chain_once_an_answer_is_in_hand(two_hop):
+    case = QUESTIONS[2]  # the stone's supplier: the register names it under the contract number
+    chain = ChainOfRAG(ExtractiveModel(), two_hop.retriever, ChainSettings(early_stop=True))
+
+    answer = run(chain.answer(case["question"]))
+
+    assert len(answer.hops) == 2
+    assert case["hop2_doc"] in names(answer.retrieved[:5])
+    # the answer quotes the register entry of the contract, whose passage names the firm
+    assert "W-1887/4" in answer.answer and any(case["answer"] in c.text for c in answer.citations)
+
+
+def test_follow_up_carries_the_bridge_not_in_the_question():
+    nlp = TextToolkit()
+    hop = HopBrief(query="Who rebuilt the Heron Lane Swing Bridge?",
+                   answer="It was rebuilt in 1958 under the engineer Caspar Lindqvist, who kept the old pier.",
+                   supporting=[PassageText(title="Heron Lane Swing Bridge",
+                                           text="It was rebuilt in 1958 under the engineer Caspar Lindqvist, "
+                                                "who kept the old pier.")])
+    out = FollowUpQuery.extract(FollowUpInput(question="What instrument did the engineer who rebuilt the "
+                                                       "Heron Lane Swing Bridge play?", hops=[hop]), nlp)
+    assert out.query.startswith("Caspar Lindqvist")
+    assert "instrument" in out.query and "Heron" not in out.query
+    first = FollowUpQuery.extract(FollowUpInput(question="Who rebuilt it?"), nlp)
+    assert first.query == "Who rebuilt it?"
+
+
+def test_nothing_found_is_said_exactly():
+    out = IntermediateAnswer.extract(IntermediateInput(
+        query="Which firm supplied the stone?",
+        passages=[PassageText(title="Sourdough", text="Knead the dough and let it proof overnight.")]),
+        TextToolkit())
+    assert out.answer == NO_INFORMATION
+
+
+def test_supporting_indices_are_bounds_checked():
+    assert guard_indices([7, -1, 0, 2, 0, 99, 1], 3) == [0, 2, 1]
+    assert guard_indices([], 3) == [] and guard_indices([0], 0) == []
+
+
+def test_a_model_naming_passages_that_do_not_exist_cannot_break_the_chain(two_hop):
+    # a chat model (real client, server faked at the HTTP layer) that answers with indices out of range
+    server = FakeLLM({
+        "multihop_chain_follow_up": [json.dumps({"query": "Kestrel Street Bridge engineer"}),
+                                     json.dumps({"query": "Oona Marchetti birthplace"})],
+        "multihop_chain_intermediate_answer": [json.dumps({"answer": "Oona Marchetti designed it."}),
+                                               json.dumps({"answer": "She was born in Tressling."})],
+        "multihop_chain_supported_passages": [json.dumps({"indices": [0, 5, -1, 99, 0]}),
+                                              json.dumps({"indices": [-3, 42]})],
+        "multihop_chain_answer": [json.dumps({"answer": "Tressling [1]", "citations": [1, 7, -2]})],
+        "multihop_short_answer": [json.dumps({"short_answer": "Tressling"})],
+    })
+    model = chat_model(server)
+    chain = ChainOfRAG(model, two_hop.retriever, ChainSettings(max_iter=2))
+
+    answer = run(chain.answer(QUESTIONS[0]["question"]))
+
+    assert answer.hops[0].supporting == [0]  # 5, -1, 99 and the repeated 0 dropped
+    assert answer.hops[1].supporting == []
+    assert [c.n for c in answer.citations] == [1] and answer.short_answer == "Tressling"
+    assert answer.answer == "Tressling [1]"
+    assert server.steps.count("multihop_chain_follow_up") == 2
+    assert sum(r.prompt_tokens for r in model.ledger.records) == 50 * len(server.steps)
