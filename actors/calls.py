@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import ray
-from ray.exceptions import GetTimeoutError, RayActorError, RayTaskError
+from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError, RayTaskError
 
 from retrieval.errors import RaystormError
 
@@ -43,10 +43,18 @@ class ActorTimeout(ActorCallError):
 
 
 class ActorUnavailable(ActorCallError):
-    def __init__(self, actor: str, method: str, stage: str, reason: str):
-        super().__init__(actor, method, stage, f"the actor is gone ({reason})",
-                         "Its node may have left the cluster and its restarts are used up; rerun to resume "
-                         "from the last finished stage")
+    """The actor could not take the call: restarting (`restarting`), or dead for good."""
+
+    def __init__(self, actor: str, method: str, stage: str, reason: str, restarting: bool = False):
+        if restarting:
+            super().__init__(actor, method, stage, f"the actor is restarting ({reason})",
+                             "Calls that are safe to repeat are retried; if this persists, check `ray status` "
+                             "for lost nodes, then rerun to resume from the last finished stage")
+        else:
+            super().__init__(actor, method, stage, f"the actor is gone ({reason})",
+                             "Its node may have left the cluster and its restarts are used up; rerun to resume "
+                             "from the last finished stage")
+        self.restarting = restarting
 
 
 def _translate(exc: BaseException, actor: str, method: str, stage: str) -> BaseException:
@@ -55,11 +63,15 @@ def _translate(exc: BaseException, actor: str, method: str, stage: str) -> BaseE
         if isinstance(cause, RaystormError):
             return cause
         if isinstance(cause, RayActorError):  # the actor called another actor that died
-            return ActorUnavailable(actor, method, stage, _brief(cause))
+            return ActorUnavailable(actor, method, stage, _brief(cause), _restarting(cause))
         return ActorCallError(actor, method, stage, f"{type(cause).__name__}: {_brief(cause)}")
     if isinstance(exc, RayActorError):
-        return ActorUnavailable(actor, method, stage, _brief(exc))
+        return ActorUnavailable(actor, method, stage, _brief(exc), _restarting(exc))
     return exc
+
+
+def _restarting(exc: BaseException) -> bool:
+    return isinstance(exc, ActorUnavailableError)
 
 
 def _brief(exc: BaseException) -> str:
@@ -90,8 +102,9 @@ def get(refs: ray.ObjectRef | Sequence[ray.ObjectRef], *, actor: str, method: st
         raise _translate(exc, actor, method, stage) from exc
 
 
-async def retrying(make_call: Callable[[], Awaitable[T]], *, attempts: int = 3, delay_s: float = 1.0) -> T:
-    """Reissue an idempotent call while its actor is unavailable (restarting, or its node left).
+async def retrying(make_call: Callable[[], Awaitable[T]], *, attempts: int = 5, delay_s: float = 1.0) -> T:
+    """Reissue an idempotent call while its actor is unavailable (restarting, or its node left);
+    waits 1, 2, 4, 8 s between tries by default, time for Ray to notice a lost node and restart.
 
     Timeouts and errors raised by the actor's own code are not retried: the first
     would double the wait, the second would fail again the same way.

@@ -150,7 +150,7 @@ class PooledChatAgent(BaseChatAgent):
     """
 
     def __init__(self, card: AgentCard, pool: ActorPool, spec: Any, *, stage: str,
-                 timeout_s: float = DEFAULT_TURN_TIMEOUT_S, attempts: int = 3):
+                 timeout_s: float = DEFAULT_TURN_TIMEOUT_S, attempts: int = 5):
         super().__init__(card.name, card.description)
         self._produced = list(card.produced_message_types)
         self._pool = pool

@@ -113,7 +113,7 @@ class ActorPool:
         return min(range(n), key=lambda i: (i in self._suspect, self._in_flight[i], (i - turn) % n))
 
     async def call(self, method: str, *args: Any, stage: str, timeout_s: float, idempotent: bool = False,
-                   attempts: int = 3) -> Any:
+                   attempts: int = 5) -> Any:
         """`method(*args)` on the least busy actor; an idempotent call moves on if its actor is gone."""
         async def once() -> Any:
             i = self._pick()

@@ -31,7 +31,7 @@ from pathlib import Path
 import ray
 from pydantic import BaseModel, Field
 
-from actors.calls import ActorUnavailable, call, get
+from actors.calls import ActorUnavailable, call, get, retrying
 from actors.chat_proxy import AgentCard, AgentNotHosted, PooledChatAgent, RemoteChatAgent
 from actors.corpus import CorpusPool
 from actors.expert import ExpertActor, ExpertSpec
@@ -63,6 +63,7 @@ from retrieval.errors import RaystormError, StageFailed, UsageError
 from retrieval.infotable import group_by_url, table_name
 
 START_TIMEOUT_S = 300.0
+RETRY_PAUSE_S = 2.0  # before a conversation starts again on a fresh writer
 
 
 class ClusterPlan(BaseModel):
@@ -240,8 +241,10 @@ class _Topic:
             bound = dict(actor=label, stage="conversations", timeout_s=run.plan.turn_timeout_s)
             writer = expert = None
             try:
-                card = await call(actor.add_writer.remote(key, writer_name(persona), self.topic, persona, o.turns),
-                                  method="add_writer", **bound)
+                # adding a writer is safe to repeat (it replaces the key): wait out a restarting actor
+                card = await retrying(lambda: call(
+                    actor.add_writer.remote(key, writer_name(persona), self.topic, persona, o.turns),
+                    method="add_writer", **bound))
                 run.note_writer(self.topic, persona.name, index, key)
                 writer = RemoteChatAgent(card, actor, key, label=label, stage="conversations",
                                          timeout_s=run.plan.turn_timeout_s)
@@ -255,6 +258,7 @@ class _Topic:
                 retry = attempt + 1 < run.plan.conversation_attempts
                 if retry and isinstance(typed, (ActorUnavailable, AgentNotHosted)):
                     self.say("conversations", f"{persona.name}: {label} was lost, starting the conversation again")
+                    await asyncio.sleep(RETRY_PAUSE_S * (attempt + 1))  # time for Ray to restart it
                     continue
                 if typed is exc:
                     raise

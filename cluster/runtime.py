@@ -64,7 +64,8 @@ def connect(address: str | None = None, num_cpus: int | None = None,
             if address:
                 ray.init(address=address, **common)
             else:
-                ray.init(num_cpus=num_cpus or os.cpu_count() or 2, include_dashboard=False, **common)
+                # address="local": always start our own, never attach to another Ray running on this machine
+                ray.init(address="local", num_cpus=num_cpus or os.cpu_count() or 2, include_dashboard=False, **common)
         except ConnectionError as exc:
             raise RaystormError(f"could not join the Ray cluster at {address}: {exc}. Check the address "
                                 "(`ray status` on the head), and that this machine has the cluster's "

@@ -111,7 +111,7 @@ class SparseIndex:
             df = int(hi - lo)
             idf = math.log((n - df + 0.5) / (df + 0.5) + 1)
             rows = postings.rows[lo:hi]
-            scores[rows] += (weight * idf) * postings.weights[lo:hi]
+            scores[rows] += (float(weight) * idf) * postings.weights[lo:hi]  # float64, as Python floats
             matched[rows] = True
         rows = np.flatnonzero(matched)
         if allowed is not None:

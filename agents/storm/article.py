@@ -33,7 +33,7 @@ from agents.storm.steps_research import NumberedSource
 from retrieval.infotable import Snippet
 
 SECTION_SNIPPETS = 10
-LEAD_SNIPPETS = 8
+LEAD_SNIPPETS = 12
 
 
 class SnippetSearch(Protocol):
@@ -139,7 +139,8 @@ async def write_lead(article: Article, table: SnippetSearch, models: LanguageMod
     """The article with its lead; new sources the lead cites join the index after the others."""
     if not article.sections:
         return article
-    snippets = await table.search([article.topic], k)
+    # the topic as a whole, and what its first sections are about
+    snippets = await table.search([article.topic, *(f"{article.topic} {s.heading}" for s in article.sections[:3])], k)
     out = await models.run(WriteLead, LeadInput(
         topic=article.topic, sections=[SectionDigest(heading=s.heading, text=s.text) for s in article.sections],
         sources=numbered(snippets)))

@@ -109,6 +109,15 @@ class RunFiles:
                                  json.loads(self.path("url_to_info.json").read_text(encoding="utf-8")))
 
     def write_polished(self, article: Article, table: dict[str, InfoEntry], report: str) -> None:
+        """The finished article. A section the writers found nothing for, or that only repeated earlier
+        ones, leaves the outline too, so storm_gen_outline.txt always lists report.md's sections."""
+        outline = self.path("storm_gen_outline.txt")
+        if outline.is_file():
+            written = {s.heading for s in article.sections}
+            planned = parse_outline(outline.read_text(encoding="utf-8"))
+            kept = Outline(sections=[s for s in planned.sections if s.heading in written])
+            if kept != planned:
+                _write(outline, outline_text(kept))
         _write(self.path("storm_gen_article_polished.txt"), article_text(article))
         _write(self.path("url_to_info.json"), _json(reference_json(article, table)))
         _write(self.path("report.md"), report)

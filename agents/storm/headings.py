@@ -28,13 +28,14 @@ from agents.storm.lexicon import ARTICLE_KINDS, SECTION_TYPES, ArticleKind, kind
 HeadingSource = Literal["document", "lexicon", "keywords"]
 
 ASSIGN_THRESHOLD = 0.20  # a sentence less similar than this to every candidate stays unassigned
-KIND_PRIOR = 0.10  # bonus for the usual sections of the topic's article kind
+KIND_PRIOR = 0.12  # bonus for the usual sections of the topic's article kind
 PREFERRED_PRIOR = 0.04  # bonus for headings the caller prefers (a draft outline)
 UNDER_HEADING = 0.12  # bonus for a document heading from the sentences written under it
 DOCUMENT_TOPIC = 1.0  # weight of how related a document heading (in its document) is to the topic
-MIN_SHARE = 0.03  # a heading needs this share of the sentences (and at least MIN_SUPPORT)
+MIN_SHARE = 0.02  # a heading needs this share of the sentences (and at least MIN_SUPPORT)
 MIN_SUPPORT = 2
 SENTENCES_PER_HEADING = 6
+SYNONYM = 0.8  # headings this similar name one section
 MIN_HEADINGS = 4
 MIN_FITTING = 3  # fewer fitting headings than this and key phrases name the rest
 _NOT_CONTENT = re.compile(r"^(references|see also|notes|external links|further reading|bibliography|sources|"
@@ -113,6 +114,7 @@ def plan_headings(topic: str, texts: Sequence[str | Excerpt], nlp: TextToolkit, 
     for c in chosen:
         c.support = len(c.evidence)
     chosen.sort(key=lambda c: (-c.support, c.heading))
+    chosen = _distinct(chosen, nlp)
     # thin evidence makes a short outline: about SENTENCES_PER_HEADING sentences for each heading
     chosen = chosen[:min(max_headings, max(MIN_HEADINGS, len(sentences) // SENTENCES_PER_HEADING))]
     return HeadingPlan(kind=kind.name, headings=_order(chosen, kind, candidates), sentences=sentences)
@@ -154,6 +156,24 @@ def _document_relevance(topic: str, candidates: list[Heading], places: dict[str,
     for j, r in zip(docs, centred):
         out[j] = DOCUMENT_TOPIC * float(r)
     return out
+
+
+def _distinct(chosen: list[Heading], nlp: TextToolkit) -> list[Heading]:
+    """Without near-synonyms ("Flood deductible" beside "Flood rider deductible"): the better
+    supported keeps the other's evidence."""
+    if len(chosen) < 2:
+        return chosen
+    sim = similarity([c.heading for c in chosen], [c.heading for c in chosen], nlp)
+    kept: list[int] = []
+    for i, c in enumerate(chosen):  # best supported first
+        twin = next((j for j in kept if sim[i, j] >= SYNONYM and chosen[j].parent != c.heading
+                     and c.parent != chosen[j].heading), None)
+        if twin is None:
+            kept.append(i)
+        else:
+            chosen[twin].evidence = sorted(set(chosen[twin].evidence) | set(c.evidence))
+            chosen[twin].support = len(chosen[twin].evidence)
+    return [chosen[i] for i in kept]
 
 
 def _under_heading(sections: list[str], candidates: list[Heading]) -> np.ndarray:

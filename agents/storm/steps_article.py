@@ -22,6 +22,7 @@ SUBSECTION_SENTENCES = 4
 LEAD_SENTENCES = 3
 MIN_FIT = 0.25  # a sentence less similar than this to its heading is not used for it
 RELATIVE_FIT = 0.7  # nor one much less similar than the best sentence for it
+MIN_HEADING_FIT = 0.3  # and the heading itself (not only the topic) must fit it this well
 DUPLICATE = 0.9  # sentences this similar say the same thing
 TOPIC_WEIGHT = 0.3
 HOME_MARGIN = 0.05  # a sentence fitting another heading better than this is left to that one
@@ -90,22 +91,22 @@ to the article's other sections. Do not repeat the section heading and do not ad
         targets = [heading_text(without_topic_words(h, inp.topic, nlp)) for h in [*own, *inp.other_headings]]
         # what a sentence says must fit the heading, and be about the topic: of two sentences that fit
         # "Coverage" alike, the one about the topic's coverage wins
-        fit = similarity(texts, targets, nlp) + TOPIC_WEIGHT * similarity(texts, [inp.topic], nlp)
+        on_heading = similarity(texts, targets, nlp)
         # a sentence written under a heading of the same name belongs to that heading
         for j, h in enumerate([*own, *inp.other_headings]):
             key = clean_heading(h).lower()
             for i, x in enumerate(sentences):
                 if key in {clean_heading(p).lower() for p in inp.sources[x.source].section.split(" > ")}:
-                    fit[i, j] += OWN_HEADING
-        fit = np.round(fit, 6)
+                    on_heading[i, j] += OWN_HEADING
+        fit = np.round(on_heading + TOPIC_WEIGHT * similarity(texts, [inp.topic], nlp), 6)
         pairwise = similarity(texts, texts, nlp)
         best = fit.max(axis=1)  # a sentence belongs where it fits best, or nearly as well
         used: set[int] = set()
 
         def pick(target: int, k: int) -> list[int]:
             floor = max(MIN_FIT, RELATIVE_FIT * float(fit[:, target].max()))
-            mine = [i for i in range(len(texts))
-                    if fit[i, target] >= max(floor, best[i] - HOME_MARGIN) and i not in used]
+            mine = [i for i in range(len(texts)) if fit[i, target] >= max(floor, best[i] - HOME_MARGIN)
+                    and on_heading[i, target] >= MIN_HEADING_FIT and i not in used]
             chosen = mmr(fit[:, target], pairwise, k, candidates=mine)
             used.update(chosen)
             return chosen
@@ -117,7 +118,7 @@ to the article's other sections. Do not repeat the section heading and do not ad
             # Nothing fits better here than elsewhere: the best-fitting snippets were still retrieved for
             # this heading, so say what they say rather than leave the section empty.
             intro = mmr(fit[:, 0], pairwise, min(2, len(texts)),
-                        candidates=[i for i in range(len(texts)) if fit[i, 0] >= MIN_FIT])
+                        candidates=[i for i in range(len(texts)) if on_heading[i, 0] >= MIN_HEADING_FIT])
         if intro:
             parts.append(_paragraph(intro, sentences, inp.sources))
         for heading, picked in subs:

@@ -4,7 +4,7 @@ Retrieval brings passages that share a word with the topic but are about somethi
 else: in a company's documents every passage says "Harborline", so a search for
 "Harborline cyber add-on" also returns the flood deductible. A sentence is about the
 topic when it (or its document's title or heading) uses a *telling* word of the topic,
-one that most sentences do not use; or else when it is about as close in meaning
+one that most of the sentences at hand do not use; or else when it is about as close in meaning
 to the telling part of the topic as the sentences that name it are. When every topic word is
 everywhere, or no sentence names the topic's telling part, nothing is set aside.
 """
@@ -36,12 +36,9 @@ def about_topic(topic: str, items: Sequence[Excerpt], nlp: TextToolkit) -> list[
     named = [bool(telling & b) for b in bags]
     if not any(named):  # nothing here names the topic proper: no way to tell, keep it all
         return [True] * len(items)
-    if common:
-        # part of the topic is what nearly everything here is about (the company in "Harborline cyber
-        # add-on"): the topic proper is the rest, and a sentence must name it, or sit under a title or
-        # heading that does
-        return named
-    # else a sentence that does not name the topic must be as close to it as those that do usually are
+    # a sentence that does not name the topic proper must be about as close to the topic as most of
+    # those that do (a stricter rule would need word counts over the whole corpus: what is common in
+    # the evidence for "claims handling" is also what the topic is about)
     relevance = similarity([topic], [e.text for e in items], nlp)[0]
     floor = float(np.percentile(relevance[np.array(named)], NAMED_PERCENTILE))
     return [n or float(r) >= floor for n, r in zip(named, relevance)]

@@ -4,7 +4,8 @@ Qdrant is the reference throughout: its sparse query (`query_points(using="bm25"
 its own prefetch + RRF hybrid query, run by a store on the same embedded client with
 the server code path (a `qdrant_url` in the settings makes the store leave all search
 to Qdrant). Qdrant orders equal scores arbitrarily, the index by point id, so a
-Qdrant ranking is compared after sorting its ties by id.
+Qdrant sparse ranking is compared after sorting its ties by id. Hybrid results are
+compared rank for rank: on these corpora no tie moves a fused rank.
 """
 
 from __future__ import annotations
