@@ -4,8 +4,8 @@ Embedded Qdrant is single-process, so in embedded mode the pool has exactly one
 actor, pinned to the driver's node (the store folder is on that disk); it owns
 the folder and hosts both the corpus search and every information table of
 the run (`infotable-*` collections in the same store). With a Qdrant server
-every actor opens its own client, the pool grows with the cluster, and a
-table's readers may also go to the server directly (`actors.table`).
+every actor opens its own client to it, the pool grows with the cluster
+(one per node by default), and table calls spread over the pool (`actors.table`).
 
 Every method is safe to repeat (searches read; table writes are idempotent by
 point id), so Ray retries a call whose actor died (`max_task_retries`).

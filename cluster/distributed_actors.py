@@ -1,0 +1,127 @@
+"""The actors of one distributed report run, and the plan that sizes and places them.
+
+`ResearchCluster` starts the `LLMGateway` and the `Corpus` pool on the driver's
+node (they own the run's ledger and, in embedded mode, the store folder), and
+spreads the `PersonaWriter` and `Expert` pools over the cluster. `ClusterPlan`
+is the printable value that sizes all of it; its `None`s are sized from the cluster.
+"""
+
+from __future__ import annotations
+
+import ray
+from pydantic import BaseModel, Field
+
+from actors.calls import get
+from actors.corpus import CorpusPool
+from actors.expert import ExpertActor
+from actors.gateway import EndpointLimits, GatewaySettings, LLMGateway, UsageReport
+from actors.models import INJECTED_ENDPOINT, ModelRecipe
+from actors.pool import ActorOptions, ActorPool, alive_nodes, cluster_cpus
+from actors.writer import PersonaWriter
+from agents.lm.settings import LLMSettings
+from cluster.runtime import cluster_info, driver_node_id
+from retrieval.config import StoreSettings
+from retrieval.errors import UsageError
+
+START_TIMEOUT_S = 300.0
+
+
+class ClusterPlan(BaseModel):
+    """How a distributed run is laid out. None: sized from the cluster. Safe to print and to ship."""
+
+    writer_actors: int | None = Field(None, ge=1, description="PersonaWriter actors (default: one per "
+                                      "persona, at most the cluster's CPUs, at least 2)")
+    expert_actors: int | None = Field(None, ge=1, description="Expert actors (default: the cluster's CPUs, "
+                                      "at least 2)")
+    corpus_actors: int | None = Field(None, ge=1, description="with a Qdrant server only (embedded: 1); "
+                                      "default one per node")
+    topics_in_flight: int | None = Field(None, ge=1, description="topics researched at once (default all)")
+    llm_concurrency: int | None = Field(None, ge=1, description="requests in flight per endpoint, "
+                                        "cluster-wide (default: the LLM settings' concurrency)")
+    llm_requests_per_minute: float | None = Field(None, gt=0, description="per endpoint, cluster-wide")
+    inject_latency_ms: float = Field(0.0, ge=0, description="benchmark knob: a wait per model call, "
+                                     "standing in for a remote LLM")
+    turn_timeout_s: float = Field(600.0, gt=0, description="one writer or expert turn")
+    stage_timeout_s: float = Field(1800.0, gt=0, description="one stage call on an expert actor")
+    conversation_attempts: int = Field(3, ge=1, description="tries of a conversation whose writer died")
+
+
+class ResearchCluster:
+    """The actors of one distributed run: gateway, corpus/table owner, writers, experts."""
+
+    def __init__(self, store: StoreSettings, collection: str, llm: LLMSettings, plan: ClusterPlan,
+                 personas_total: int, cache_dir: str | None = None, recipe: ModelRecipe | None = None):
+        if cluster_info().client_mode and not store.qdrant_url:
+            raise UsageError("over Ray Client (ray://) the actors cannot open this machine's embedded store: "
+                             "use a Qdrant server (--qdrant-url), or submit the run as a job (`raystorm submit`) "
+                             "so it runs where the data is")
+        self.plan = plan
+        cpus = cluster_cpus()
+        recipe = recipe or ModelRecipe(llm=llm)
+        recipe = recipe.model_copy(update={"llm": llm, "inject_latency_s": plan.inject_latency_ms / 1000.0,
+                                           "gateway_cache": bool(cache_dir and llm.cache)})
+        self.recipe = recipe
+        driver = driver_node_id()
+        default_limits = EndpointLimits(concurrency=plan.llm_concurrency or llm.concurrency,
+                                        requests_per_minute=plan.llm_requests_per_minute)
+        endpoints = {}
+        if recipe.inject_latency_s and not plan.llm_concurrency:
+            # a stand-in endpoint: as many in flight as the run asks for, unless limited explicitly
+            endpoints[INJECTED_ENDPOINT] = EndpointLimits(concurrency=10_000)
+        gateway_options = ActorOptions(max_restarts=3, pin_node=driver, max_concurrency=100_000)
+        self.gateway = LLMGateway.options(**gateway_options.ray_options()).remote(
+            GatewaySettings(default=default_limits, endpoints=endpoints, cache_dir=cache_dir))
+        corpus_size = plan.corpus_actors or alive_nodes()
+        self.corpus = CorpusPool(store, collection, size=corpus_size, pin_node=driver)
+        keys = llm.api_key_env()  # the model actors' API keys, from this environment; never written down
+        env = {"env_vars": keys} if keys else None
+        self.writers = ActorPool.create(
+            PersonaWriter, plan.writer_actors or min(max(personas_total, 1), max(cpus, 2)),
+            ActorOptions(max_restarts=3, max_task_retries=0), label="PersonaWriter",
+            args=(recipe, self.gateway), runtime_env=env, pass_label=True)
+        self.experts = ActorPool.create(
+            ExpertActor, plan.expert_actors or max(cpus, 2), ActorOptions(max_restarts=3, max_task_retries=3),
+            label="Expert", args=(recipe, self.gateway, self.corpus.retriever(), self.corpus.pool),
+            runtime_env=env, pass_label=True)
+        self._slot = 0
+        self._writer_of: dict[tuple[str, str], tuple[int, str]] = {}  # (topic, persona) -> (writer actor, key)
+
+    def note_writer(self, topic: str, persona: str, index: int, key: str) -> None:
+        self._writer_of[(topic, persona)] = (index, key)
+
+    def writer_for(self, topic: str, persona: str) -> tuple[ray.actor.ActorHandle, str]:
+        """The actor hosting that persona's writer, and its key there (e.g. to interview it after the run)."""
+        index, key = self._writer_of[(topic, persona)]
+        return self.writers.handles[index], key
+
+    def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> dict[str, list[str]]:
+        """Wait for every actor; where each runs: node id -> actor names."""
+        where: dict[str, list[str]] = {}
+        gateway = get(self.gateway.ready.remote(), actor="LLMGateway", method="ready", stage="startup",
+                      timeout_s=timeout_s)
+        where.setdefault(gateway, []).append("LLMGateway")
+        self.corpus.wait_ready(timeout_s)
+        for pool in (self.corpus.pool, self.writers, self.experts):
+            for i, node in enumerate(pool.wait_ready(timeout_s)):
+                where.setdefault(node, []).append(pool.name(i))
+        return where
+
+    def next_writer_slot(self) -> int:
+        slot = self._slot
+        self._slot += 1
+        return slot
+
+    async def stage(self, stage: str, fn, topic: str, table: str | None, kwargs: dict):
+        """The pipeline's stage function `fn(**kwargs)` on an expert actor (models, retriever, table filled in)."""
+        return await self.experts.call("run_stage", fn, topic, table, kwargs, stage=stage,
+                                       timeout_s=self.plan.stage_timeout_s, idempotent=True)
+
+    def usage(self) -> UsageReport:
+        return get(self.gateway.report.remote(), actor="LLMGateway", method="report", stage="usage",
+                   timeout_s=60)
+
+    def shutdown(self) -> None:
+        for pool in (self.writers, self.experts):
+            pool.kill()
+        self.corpus.kill()
+        ray.kill(self.gateway, no_restart=True)
