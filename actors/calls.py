@@ -15,14 +15,35 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import ray
-from ray.exceptions import ActorUnavailableError, GetTimeoutError, RayActorError, RayTaskError
+from ray.exceptions import (
+    ActorUnavailableError,
+    GetTimeoutError,
+    RayActorError,
+    RayTaskError,
+    UnserializableException,
+)
 
 from retrieval.errors import RaystormError
 
 T = TypeVar("T")
 
 
-class ActorCallError(RaystormError):
+def rebuild_error(cls: type, args: tuple, state: dict) -> BaseException:
+    """Unpickle an error whose `__init__` takes other arguments than its message."""
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
+
+class CrossesProcesses:
+    """Mixin for errors with their own `__init__`: they pickle (to and from actors) as they are."""
+
+    def __reduce__(self):
+        return rebuild_error, (type(self), self.args, dict(self.__dict__))
+
+
+class ActorCallError(CrossesProcesses, RaystormError):
     """A call to an actor failed; the message names the actor, the method and the stage."""
 
     def __init__(self, actor: str, method: str, stage: str, reason: str, hint: str = ""):
@@ -58,6 +79,8 @@ class ActorUnavailable(ActorCallError):
 
 
 def _translate(exc: BaseException, actor: str, method: str, stage: str) -> BaseException:
+    if isinstance(exc, UnserializableException):  # an error type that cannot be rebuilt here
+        return ActorCallError(actor, method, stage, _last_line(str(exc)))
     if isinstance(exc, RayTaskError):
         cause = exc.cause
         if isinstance(cause, RaystormError):
@@ -68,6 +91,12 @@ def _translate(exc: BaseException, actor: str, method: str, stage: str) -> BaseE
     if isinstance(exc, RayActorError):
         return ActorUnavailable(actor, method, stage, _brief(exc), _restarting(exc))
     return exc
+
+
+def _last_line(trace: str) -> str:
+    """`Type: message` of a remote traceback's text."""
+    lines = [line.strip() for line in trace.strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "an error that could not be sent back"
 
 
 def _restarting(exc: BaseException) -> bool:
@@ -87,7 +116,7 @@ async def call(ref: Awaitable[T], *, actor: str, method: str, stage: str, timeou
         if isinstance(ref, ray.ObjectRef):
             ray.cancel(ref)
         raise ActorTimeout(actor, method, stage, timeout_s) from None
-    except (RayTaskError, RayActorError) as exc:
+    except (RayTaskError, RayActorError, UnserializableException) as exc:
         raise _translate(exc, actor, method, stage) from exc
 
 
@@ -98,7 +127,7 @@ def get(refs: ray.ObjectRef | Sequence[ray.ObjectRef], *, actor: str, method: st
         return ray.get(refs, timeout=timeout_s)
     except GetTimeoutError:
         raise ActorTimeout(actor, method, stage, timeout_s) from None
-    except (RayTaskError, RayActorError) as exc:
+    except (RayTaskError, RayActorError, UnserializableException) as exc:
         raise _translate(exc, actor, method, stage) from exc
 
 

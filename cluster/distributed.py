@@ -38,7 +38,7 @@ from retrieval.config import StoreSettings
 from retrieval.errors import RaystormError
 
 __all__ = ["ClusterPlan", "ResearchCluster", "TopicsFailed", "report_topic", "report_topics",
-           "run_reports_distributed", "run_table_name"]
+           "reports_distributed", "run_reports_distributed", "run_table_name"]
 
 
 class TopicsFailed(RaystormError):
@@ -76,12 +76,12 @@ async def report_topics(topics: Sequence[str], run: ResearchCluster, out_dir: st
     return summaries
 
 
-def run_reports_distributed(topics: Sequence[str], *, store: StoreSettings, collection: str, out_dir: str,
-                            llm: LLMSettings | None = None, options: ReportOptions | None = None,
-                            progress: Progress | None = None, config_for: ConfigFor | None = None,
-                            plan: ClusterPlan | None = None, address: str | None = None,
-                            cache_dir: str | None = None, recipe: ModelRecipe | None = None
-                            ) -> list[ReportSummary]:
+async def reports_distributed(topics: Sequence[str], *, store: StoreSettings, collection: str, out_dir: str,
+                              llm: LLMSettings | None = None, options: ReportOptions | None = None,
+                              progress: Progress | None = None, config_for: ConfigFor | None = None,
+                              plan: ClusterPlan | None = None, address: str | None = None,
+                              cache_dir: str | None = None, recipe: ModelRecipe | None = None
+                              ) -> list[ReportSummary]:
     """Research and write every topic's report on Ray (joining `address`, else a local Ray).
 
     The same results and files as calling `run_report` for each topic, one after
@@ -90,6 +90,7 @@ def run_reports_distributed(topics: Sequence[str], *, store: StoreSettings, coll
     `recipe`: how actors build their models beyond `llm`; by default the extractive
     toolkit embeds with the store's dense model, as `raystorm report` does.
     Raises `TopicsFailed` (with the finished topics' summaries) if any topic failed.
+    In embedded mode the store must not be open in this process: a Corpus actor opens it.
     """
     topics = list(dict.fromkeys(t.strip() for t in topics if t.strip()))
     if not topics:
@@ -103,12 +104,17 @@ def run_reports_distributed(topics: Sequence[str], *, store: StoreSettings, coll
     run = ResearchCluster(store, collection, llm, plan, personas_total=len(topics) * (options.personas + 1),
                           cache_dir=cache_dir, recipe=recipe)
     try:
-        placement = run.wait_ready()
+        placement = await asyncio.to_thread(run.wait_ready)
         if progress:
             nodes = "; ".join(f"{node[:8]}: {', '.join(names)}" for node, names in sorted(placement.items()))
             for topic in topics:
                 progress(topic, "cluster", f"{len(run.writers)} writers and {len(run.experts)} experts "
                                            f"on {len(placement)} node(s): {nodes}")
-        return asyncio.run(report_topics(topics, run, out_dir, options, progress, config_for))
+        return await report_topics(topics, run, out_dir, options, progress, config_for)
     finally:
-        run.shutdown()
+        await asyncio.to_thread(run.shutdown)
+
+
+def run_reports_distributed(topics: Sequence[str], **kwargs) -> list[ReportSummary]:
+    """`reports_distributed` for callers without an event loop (same keyword arguments)."""
+    return asyncio.run(reports_distributed(topics, **kwargs))

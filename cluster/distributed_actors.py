@@ -35,6 +35,9 @@ class ClusterPlan(BaseModel):
                                       "at least 2)")
     corpus_actors: int | None = Field(None, ge=1, description="with a Qdrant server only (embedded: 1); "
                                       "default one per node")
+    research_resources: dict[str, float] = Field(default_factory=dict, description="custom resources each "
+                                                 "writer and expert asks for, e.g. {'research': 1} to keep them "
+                                                 "on nodes started with --resources '{\"research\": 64}'")
     topics_in_flight: int | None = Field(None, ge=1, description="topics researched at once (default all)")
     llm_concurrency: int | None = Field(None, ge=1, description="requests in flight per endpoint, "
                                         "cluster-wide (default: the LLM settings' concurrency)")
@@ -77,10 +80,11 @@ class ResearchCluster:
         env = {"env_vars": keys} if keys else None
         self.writers = ActorPool.create(
             PersonaWriter, plan.writer_actors or min(max(personas_total, 1), max(cpus, 2)),
-            ActorOptions(max_restarts=3, max_task_retries=0), label="PersonaWriter",
+            ActorOptions(max_restarts=3, max_task_retries=0, resources=plan.research_resources), label="PersonaWriter",
             args=(recipe, self.gateway), runtime_env=env, pass_label=True)
         self.experts = ActorPool.create(
-            ExpertActor, plan.expert_actors or max(cpus, 2), ActorOptions(max_restarts=3, max_task_retries=3),
+            ExpertActor, plan.expert_actors or max(cpus, 2),
+            ActorOptions(max_restarts=3, max_task_retries=3, resources=plan.research_resources),
             label="Expert", args=(recipe, self.gateway, self.corpus.retriever(), self.corpus.pool),
             runtime_env=env, pass_label=True)
         self._slot = 0

@@ -31,6 +31,9 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--llm-requests-per-minute", type=float, metavar="N",
                    help="requests per minute to each LLM endpoint, over the whole cluster (default: no limit; "
                         "--llm-concurrency bounds requests in flight, cluster-wide too)")
+    g.add_argument("--actor-resource", metavar="NAME[=AMOUNT]",
+                   help="a custom resource every writer and expert actor asks for (default amount 1), to keep "
+                        "them on the nodes started with it, e.g. `ray start --resources '{\"research\": 64}'`")
     g.add_argument("--call-timeout", type=float, metavar="SECONDS",
                    help="bound of one actor call: a conversation turn or a stage (default 600 / 1800)")
 
@@ -53,6 +56,15 @@ def plan_from_args(args: argparse.Namespace) -> ClusterPlan:
         if args.llm_requests_per_minute <= 0:
             raise UsageError("--llm-requests-per-minute must be positive")
         fields["llm_requests_per_minute"] = args.llm_requests_per_minute
+    if args.actor_resource:
+        name, eq, amount = args.actor_resource.partition("=")
+        try:
+            value = float(amount) if eq else 1.0
+        except ValueError:
+            value = 0.0
+        if not name.strip() or value <= 0:
+            raise UsageError(f"--actor-resource {args.actor_resource!r}: expected NAME or NAME=AMOUNT (AMOUNT > 0)")
+        fields["research_resources"] = {name.strip(): value}
     if args.call_timeout is not None:
         if args.call_timeout <= 0:
             raise UsageError("--call-timeout must be positive")

@@ -87,6 +87,13 @@ class PoolMember:
         return os.getpid()
 
 
+class KeywordOnlyError(Exception):
+    """An error that pickles but cannot be rebuilt from its args (like many libraries' errors)."""
+
+    def __init__(self, *, code: int):
+        super().__init__(f"failed with code {code}")
+
+
 @ray.remote(num_cpus=0, max_restarts=1, max_task_retries=0)
 class Misbehaving:
     """Slow, failing or dying on request: for the bounded-call tests."""
@@ -111,6 +118,14 @@ class Misbehaving:
         import os
 
         os._exit(1)
+
+    def fail_unpicklable(self) -> None:
+        raise KeywordOnlyError(code=7)
+
+    def not_hosted(self) -> None:
+        from actors.chat_proxy import AgentNotHosted
+
+        raise AgentNotHosted("topic/writer_x", [])
 
     def pid(self) -> int:
         import os

@@ -16,6 +16,7 @@ import pytest
 EXAMPLE_COLLECTION = "example"
 NODE_CPUS = 2  # logical CPUs per node; actors ask for 0, so this only caps tasks
 NODE = {"num_cpus": NODE_CPUS, "object_store_memory": 150 * 1024 * 1024}
+WORKER = {**NODE, "resources": {"worker": 100}}  # a plan asking for it keeps its actors off the head
 
 
 @pytest.fixture(scope="session")
@@ -36,7 +37,7 @@ def ray_cluster(tmp_path_factory):
     cluster = Cluster(initialize_head=True, head_node_args={**NODE, "include_dashboard": False,
                                                             "_system_config": fast_failure})
     for _ in range(2):
-        cluster.add_node(**NODE)
+        cluster.add_node(**WORKER)
     cluster.wait_for_nodes()
     ray.init(address=cluster.address, namespace=NAMESPACE, logging_level="WARNING",
              log_to_driver=os.environ.get("RAYSTORM_RAY_LOGS") == "1")

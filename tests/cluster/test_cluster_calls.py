@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import pickle
+import time
 
 import pytest
 import ray
 from cluster_agents import Misbehaving, PoolMember
 
 from actors.calls import ActorCallError, ActorTimeout, ActorUnavailable, call, get
+from actors.chat_proxy import AgentNotHosted
 from actors.pool import ActorOptions, ActorPool
 from retrieval.errors import RaystormError
 
@@ -25,6 +28,21 @@ def test_timeouts_and_errors_name_actor_and_stage(ray_cluster):
         get(actor.fail.remote(True), method="fail", **{**bound, "timeout_s": 30})
     with pytest.raises(ActorCallError, match=r"fail\(\) in stage 'outline': ValueError: bad value"):
         get(actor.fail.remote(False), method="fail", **{**bound, "timeout_s": 30})
+    # raystorm's own errors with their own __init__ come back whole, typed
+    with pytest.raises(AgentNotHosted, match="no agent 'topic/writer_x'") as caught:
+        get(actor.not_hosted.remote(), method="not_hosted", **{**bound, "timeout_s": 30})
+    assert caught.value.key == "topic/writer_x"
+    # an error Ray cannot rebuild still says what it was
+    with pytest.raises(ActorCallError, match="KeywordOnlyError: failed with code 7"):
+        get(actor.fail_unpicklable.remote(), method="fail_unpicklable", **{**bound, "timeout_s": 30})
+
+
+def test_raystorm_errors_pickle_with_their_fields():
+    for error in (ActorTimeout("Expert[0]", "turn", "conversations", 5.0),
+                  ActorUnavailable("PersonaWriter[1]", "on_messages", "conversations", "node lost", restarting=True),
+                  AgentNotHosted("t/w", ["t/v"])):
+        copy = pickle.loads(pickle.dumps(error))
+        assert type(copy) is type(error) and str(copy) == str(error) and copy.__dict__ == error.__dict__
 
 
 def test_dead_actor_is_reported_and_idempotent_calls_move_on(ray_cluster):
@@ -36,6 +54,10 @@ def test_dead_actor_is_reported_and_idempotent_calls_move_on(ray_cluster):
     pool = ActorPool.create(PoolMember, size=2, options=ActorOptions(max_restarts=0), label="Expert")
     pool.wait_ready(timeout_s=120)
     ray.kill(pool.handles[0], no_restart=True)
+    with pytest.raises(ActorUnavailable):  # the kill has landed (ray.kill does not wait)
+        for _ in range(60):
+            get(pool.handles[0].pid.remote(), actor="Expert[0]", method="pid", stage="t", timeout_s=60)
+            time.sleep(0.5)
 
     async def turns():
         return [await pool.call("pid", stage="conversation", timeout_s=60, idempotent=True) for _ in range(4)]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import ray
 from cluster_agents import flaky_llm_client
-from conftest import EXAMPLE_COLLECTION, NODE
+from conftest import EXAMPLE_COLLECTION, WORKER
 from storm_runs import OPTIONS, TOPICS, artifacts, copy_home
 
 from actors.models import ModelRecipe
@@ -19,8 +19,9 @@ from agents.lm.settings import LLMSettings, ModelSpec
 from agents.storm.artifacts import CALL_HISTORY
 from cluster.distributed import ClusterPlan, ResearchCluster, report_topics, run_reports_distributed
 
-# three writers and three experts: the scheduler spreads them, so every node hosts some
-PLAN = ClusterPlan(writer_actors=3, expert_actors=3, turn_timeout_s=120, stage_timeout_s=300)
+# three writers and three experts, on the two worker nodes only (the head stays: it holds the store)
+PLAN = ClusterPlan(writer_actors=3, expert_actors=3, research_resources={"worker": 1}, turn_timeout_s=120,
+                   stage_timeout_s=300)
 
 
 def no_snippet_twice(out: Path) -> None:
@@ -63,10 +64,12 @@ def test_run_survives_losing_a_worker_node(ray_cluster, corpus_settings, referen
     victim = max(ray_cluster.worker_nodes,
                  key=lambda n: ("PersonaWriter" in hosted_on(n.node_id), len(hosted_on(n.node_id).split(", "))))
     lost = hosted_on(victim.node_id)
-    assert "PersonaWriter" in lost or "Expert" in lost, "the node to remove hosts none of the run's actors"
+    placement = next(d for _, stage, d in events if stage == "cluster")
+    assert "PersonaWriter" in lost or "Expert" in lost, (
+        f"no worker node hosts the run's actors: {placement}; workers: {[n.node_id[:8] for n in ray_cluster.worker_nodes]}")
     ray_cluster.remove_node(victim, allow_graceful=False)
     driver.join(timeout=600)
-    ray_cluster.add_node(**NODE)  # the cluster the other tests expect: head + 2 workers
+    ray_cluster.add_node(**WORKER)  # the cluster the other tests expect: head + 2 workers
     assert not driver.is_alive(), "the run did not finish within its bound"
     if "error" in result:
         raise result["error"]

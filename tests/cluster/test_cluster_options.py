@@ -49,5 +49,9 @@ def test_cluster_flags_make_a_plan(monkeypatch):
                                 "--llm-requests-per-minute", "600"))
     assert (plan.writer_actors, plan.expert_actors, plan.turn_timeout_s, plan.stage_timeout_s,
             plan.llm_requests_per_minute) == (4, 8, 30.0, 30.0, 600.0)
+    assert plan_from_args(parse("--actor-resource", "research")).research_resources == {"research": 1.0}
+    assert plan_from_args(parse("--actor-resource", "research=0.5")).research_resources == {"research": 0.5}
+    with pytest.raises(UsageError, match="--actor-resource 'research=x'"):
+        plan_from_args(parse("--actor-resource", "research=x"))
     with pytest.raises(UsageError, match="--writers must be at least 1"):
         plan_from_args(parse("--writers", "0"))
