@@ -13,6 +13,7 @@ from cluster.commands.common import add_store_arguments, info, relative_source, 
 
 def register(sub: argparse._SubParsersAction) -> None:
     from agents.lm.arguments import add_llm_arguments
+    from cluster.distributed_args import add_cluster_arguments
 
     p = sub.add_parser(
         "report", help="research a topic and write a cited report (STORM)",
@@ -38,6 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     out.add_argument("--no-polish", action="store_true", help="keep sentences that repeat earlier ones")
     out.add_argument("--force", action="store_true", help="redo every stage, even those already done")
     add_llm_arguments(p)
+    add_cluster_arguments(p)
     add_store_arguments(p)
     p.set_defaults(func=run)
 
@@ -95,6 +97,7 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
     from agents.storm.artifacts import topic_slug
     from agents.storm.pipeline import ReportOptions, run_report
     from agents.storm.run_config import RunConfig
+    from cluster.distributed_args import wants_distributed
     from retrieval.config import data_home
     from retrieval.infotable import AsyncInformationTable, InformationTable, table_name
     from retrieval.ingest import Ingestor
@@ -102,6 +105,7 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
 
     settings = store_settings(args)
     llm = settings_from_args(args)  # refuses bad LLM options before any work
+    _refuse_cluster_options_locally(args)
     collection = args.collection or collection_for(args.corpus)
     ingestor = Ingestor(settings)
     store = ingestor.store
@@ -122,6 +126,10 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
         options = ReportOptions(personas=args.personas, turns=args.turns, search_k=args.search_k,
                                 exclude_urls=args.exclude_url, polish=not args.no_polish, force=args.force,
                                 where=f"collection '{collection}'")
+        if wants_distributed(args):
+            await models.close()
+            store.close()  # a Corpus actor opens the embedded store from here on
+            return await _run_distributed(args, topics, settings, collection, llm, options, out_dir, home)
         retriever = AsyncCorpus(corpus)
         try:
             for topic in topics:
@@ -137,15 +145,60 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
                     await table.drop()
                 finally:
                     table.close()
-                print(summary.report)
-                print(f"[{topic}] {summary.line()}"
-                      + (f" (reused: {', '.join(summary.reused)})" if summary.reused else ""))
+                _print_summary(summary)
         finally:
             await models.close()
             retriever.close()  # its worker thread; the store is closed below
     finally:
         store.close()
     return 0
+
+
+async def _run_distributed(args, topics, settings, collection, llm, options, out_dir, home) -> int:
+    """Every topic and persona at once on Ray: --address, $RAY_ADDRESS (inside a job) or --distributed."""
+    from agents.storm.run_config import RunConfig
+    from cluster.distributed import TopicsFailed, reports_distributed
+    from cluster.distributed_args import plan_from_args
+
+    corpus_paths = [str(Path(p).resolve()) for p in args.corpus]
+
+    def config_for(topic: str) -> RunConfig:
+        return RunConfig(topic=topic, collection=collection, corpus=corpus_paths, store=settings, llm=llm,
+                         options=options)
+
+    try:
+        summaries = await reports_distributed(
+            topics, store=settings, collection=collection, out_dir=str(out_dir), llm=llm, options=options,
+            progress=_progress, config_for=config_for, plan=plan_from_args(args), address=args.address,
+            cache_dir=str(home / "cache" / "llm"))
+    except TopicsFailed as exc:
+        for summary in exc.summaries:
+            _print_summary(summary)
+        raise
+    for summary in summaries:
+        _print_summary(summary)
+    return 0
+
+
+def _refuse_cluster_options_locally(args: argparse.Namespace) -> None:
+    """Cluster options only mean something on Ray: refused, not ignored, in a local run."""
+    from cluster.distributed_args import wants_distributed
+    from retrieval.errors import UsageError
+
+    if wants_distributed(args):
+        return
+    given = [flag for flag, value in (("--writers", args.writers), ("--experts", args.experts),
+                                      ("--topics-in-flight", args.topics_in_flight),
+                                      ("--llm-requests-per-minute", args.llm_requests_per_minute),
+                                      ("--actor-resource", args.actor_resource),
+                                      ("--call-timeout", args.call_timeout)) if value is not None]
+    if given:
+        raise UsageError(f"{', '.join(given)} only apply on Ray: add --distributed or --address ADDR")
+
+
+def _print_summary(summary) -> None:
+    print(summary.report)
+    print(f"[{summary.topic}] {summary.line()}" + (f" (reused: {', '.join(summary.reused)})" if summary.reused else ""))
 
 
 def _progress(topic: str, stage: str, detail: str) -> None:
