@@ -13,8 +13,18 @@ from typing import TYPE_CHECKING, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from retrieval.errors import RaystormError
+
 if TYPE_CHECKING:  # pragma: no cover
     from agents.lm.nlp import TextToolkit
+
+class NoOfflineImplementation(RaystormError, NotImplementedError):
+    """The extractive model was asked to run a step that only a chat model can run."""
+
+    def __init__(self, step: str, stage: str):
+        super().__init__(f"step '{step}' has no offline implementation: give its stage a language model, "
+                         f"e.g. --stage-llm {stage}=openai:gpt-4o-mini")
+
 
 I = TypeVar("I", bound=BaseModel)
 O = TypeVar("O", bound=BaseModel)
@@ -43,8 +53,11 @@ class Step(Generic[I, O]):
 
     @classmethod
     def extract(cls, inp: BaseModel, nlp: "TextToolkit") -> BaseModel:
-        """The deterministic offline implementation (classical IR/NLP)."""
-        raise NotImplementedError(f"step {cls.name} has no extractive implementation")
+        """The deterministic offline implementation (classical IR/NLP); every shipped step has one.
+
+        A step without one can only run on a chat model, so the offline default refuses it.
+        """
+        raise NoOfflineImplementation(cls.name, cls.stage)
 
 
 class LanguageModel(Protocol):

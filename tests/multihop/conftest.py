@@ -35,7 +35,7 @@ def ray_session():
 
     started = not ray.is_initialized()
     # "local": a Ray of our own, even while another process's cluster runs on this machine
-    # (a bare ray.init() would try to join that one, through /tmp/ray/ray_current_cluster)
+    # (a bare ray.init() would try to join that one through Ray's current-cluster file)
     connect(address="local")
     yield
     if started and ray.is_initialized():
