@@ -7,19 +7,27 @@ the run (`infotable-*` collections in the same store). With a Qdrant server
 every actor opens its own client to it, the pool grows with the cluster
 (one per node by default), and table calls spread over the pool (`actors.table`).
 
+Callers embed their own queries (`QueryEncoder`, one model per process) and
+send the vectors, so the one store owner of embedded mode only searches and
+writes: the embedding work spreads over the experts instead of queueing here.
+Snippets found in the corpus reuse the corpus's vectors in the tables.
+
 Every method is safe to repeat (searches read; table writes are idempotent by
 point id), so Ray retries a call whose actor died (`max_task_retries`).
 """
 
 from __future__ import annotations
 
+import asyncio
+
 import ray
 
 from actors.pool import ActorOptions, ActorPool
 from retrieval.config import StoreSettings
+from retrieval.embeddings import embed_threads
 from retrieval.errors import RaystormError
 from retrieval.infotable import InformationTable, Snippet
-from retrieval.search import Corpus, SearchSettings
+from retrieval.search import DEFAULT_MODE, Corpus, QueryEncoder, QueryVectors, SearchSettings
 from retrieval.store import SearchFilter, SearchHit, SearchMode
 
 SEARCH_TIMEOUT_S = 60.0
@@ -31,13 +39,19 @@ class CorpusActor:
     """Hosts one `retrieval.search.Corpus` and, on the same Qdrant client, the runs' tables."""
 
     def __init__(self, settings: StoreSettings, collection: str, search: SearchSettings | None = None):
+        embed_threads(1)
         self._corpus = Corpus(settings, collection, search=search)
         self._corpus.check()
         self._tables: dict[str, InformationTable] = {}
 
     def search(self, query: str, k: int, mode: SearchMode | None, flt: SearchFilter | None,
-               mmr: bool) -> list[SearchHit]:
-        return self._corpus.search(query, k=k, mode=mode, flt=flt, mmr=mmr)
+               mmr: bool, vectors: QueryVectors | None = None) -> list[SearchHit]:
+        return self._corpus.search(query, k=k, mode=mode, flt=flt, mmr=mmr, vectors=vectors)
+
+    def warm(self) -> None:
+        """Load the embedding models now, so the first search of a run does not wait for them."""
+        self._corpus.dense.dimension
+        self._corpus.sparse.embed_query("warm")
 
     def ready(self) -> str:
         """The node this actor runs on, once it is up."""
@@ -46,14 +60,15 @@ class CorpusActor:
     def _table(self, name: str) -> InformationTable:
         if name not in self._tables:
             c = self._corpus
-            self._tables[name] = InformationTable(c.store, name, c.dense, c.sparse)
+            self._tables[name] = InformationTable(c.store, name, c.dense, c.sparse, source=c.collection)
         return self._tables[name]
 
     def table_add(self, name: str, snippets: list[Snippet]) -> int:
         return self._table(name).add(snippets)
 
-    def table_search(self, name: str, queries: list[str], k: int) -> list[Snippet]:
-        return self._table(name).search(queries, k)
+    def table_search(self, name: str, queries: list[str], k: int,
+                     vectors: list[tuple[list[float], tuple[list[int], list[float]]]] | None = None) -> list[Snippet]:
+        return self._table(name).search(queries, k, vectors)
 
     def table_snippets(self, name: str) -> list[Snippet]:
         return self._table(name).snippets()
@@ -71,19 +86,54 @@ class CorpusActor:
         self._corpus.close()
 
 
+class LocalEncoder:
+    """Embeds queries in the calling process with the store's models, loaded there on first use.
+
+    Picklable: the models stay behind when it is shipped, and load again where it lands."""
+
+    def __init__(self, store: StoreSettings | None):
+        self.store = store
+        self._encoder: QueryEncoder | None = None
+
+    def __getstate__(self) -> dict:
+        return {"store": self.store, "_encoder": None}
+
+    def _ready(self) -> QueryEncoder:
+        if self._encoder is None:
+            self._encoder = QueryEncoder.for_store(self.store)
+        return self._encoder
+
+    def warm(self) -> None:
+        """Load the models now (an actor's start-up), not on its first search."""
+        if self.store is not None:
+            encoder = self._ready()
+            encoder.dense.dimension
+            encoder.sparse.embed_query("warm")
+
+    async def encode(self, query: str, mode: SearchMode, mmr: bool = False) -> QueryVectors | None:
+        """The query's vectors; None without store settings (the corpus actor embeds it then)."""
+        if self.store is None or not query.strip():
+            return None
+        return await asyncio.to_thread(self._ready().encode, query, mode, mmr)
+
+
 class PoolRetriever:
-    """A `Retriever` over corpus actors; picklable, so other actors search through it too."""
+    """A `Retriever` over corpus actors; picklable, so other actors search through it too.
+
+    With `store` (the collection's settings) each caller embeds its own queries."""
 
     def __init__(self, pool: ActorPool, collection: str, mode: SearchMode | None = None, mmr: bool = False,
-                 timeout_s: float = SEARCH_TIMEOUT_S):
+                 timeout_s: float = SEARCH_TIMEOUT_S, store: StoreSettings | None = None):
         self.pool = pool
         self.collection = collection
         self.mode = mode
         self.mmr = mmr
         self.timeout_s = timeout_s
+        self.encoder = LocalEncoder(store)
 
     async def search(self, query: str, k: int = 5, flt: SearchFilter | None = None) -> list[SearchHit]:
-        return await self.pool.call("search", query, k, self.mode, flt, self.mmr, stage="search",
+        vectors = await self.encoder.encode(query, self.mode or DEFAULT_MODE, self.mmr)
+        return await self.pool.call("search", query, k, self.mode, flt, self.mmr, vectors, stage="search",
                                     timeout_s=self.timeout_s, idempotent=True)
 
 
@@ -107,11 +157,14 @@ class CorpusPool:
         self.pool = ActorPool.create(CorpusActor, size, options, label=f"Corpus[{collection}]",
                                      args=(settings, collection, search))
         self.actors = self.pool.handles
-        self._retriever = PoolRetriever(self.pool, collection, mode, mmr, timeout_s)
+        # the actors' mode, spelled out, so callers embed what those searches need
+        mode = mode or (search or SearchSettings()).mode
+        self._retriever = PoolRetriever(self.pool, collection, mode, mmr, timeout_s, store=settings)
 
     def wait_ready(self, timeout_s: float = 120.0) -> None:
         try:
             self.pool.wait_ready(timeout_s=timeout_s)
+            self.pool.broadcast("warm", stage="startup", timeout_s=timeout_s)
         except RaystormError as exc:
             raise RaystormError(f"Corpus actor for '{self.collection}' did not start: {exc}") from exc
 

@@ -28,6 +28,7 @@ from actors.models import ActorModels, ModelRecipe
 from actors.pool import ActorPool
 from actors.table import RemoteTable
 from agents.storm.expert import ExpertAgent
+from retrieval.embeddings import embed_threads
 
 
 class ExpertSpec(BaseModel):
@@ -43,10 +44,12 @@ class ExpertSpec(BaseModel):
 class ExpertActor:
     def __init__(self, recipe: ModelRecipe, gateway: ray.actor.ActorHandle, retriever: PoolRetriever,
                  store_pool: ActorPool, label: str):
+        embed_threads(1)
         self.label = label
         self.models = ActorModels(recipe, gateway, holder=label, nlp=recipe.toolkit())
         self.retriever = retriever
         self.store_pool = store_pool
+        retriever.encoder.warm()  # up means ready to answer: the embedding models are loaded
 
     def ready(self) -> str:
         """The node this actor runs on, once it is up."""
@@ -70,5 +73,5 @@ class ExpertActor:
         if "table" in params:
             if table is None:
                 raise ValueError(f"stage {fn.__name__} reads the information table, but no table was named")
-            supplied["table"] = RemoteTable(self.store_pool, table)
+            supplied["table"] = RemoteTable(self.store_pool, table, encoder=self.retriever.encoder)
         return await fn(**kwargs, **supplied)

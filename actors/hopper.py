@@ -26,6 +26,7 @@ from agents.lm.settings import LLMSettings
 from agents.multihop.accounting import QuestionLedger, tokens
 from agents.multihop.strategies import MultihopSettings, StrategyChoice, ask
 from agents.multihop.trace import AgentAnswer
+from retrieval.embeddings import embed_threads
 from retrieval.search import Retriever
 
 QUESTION_TIMEOUT_S = 600.0
@@ -52,6 +53,7 @@ class Hopper:
     """Thin host: one set of models, one retriever, any number of questions."""
 
     def __init__(self, recipe: HopperRecipe, retriever: Retriever):
+        embed_threads(1)
         self.recipe = recipe
         self.retriever = retriever
         self.ledger = QuestionLedger()

@@ -31,7 +31,7 @@ from agents.lm.settings import LLMSettings, ModelSpec
 from agents.lm.steps import LanguageModel, Step
 from agents.lm.usage import UsageLedger
 from retrieval.config import StoreSettings
-from retrieval.embeddings import DenseEmbedder
+from retrieval.embeddings import shared_dense
 
 INJECTED_ENDPOINT = "injected-latency"
 GATEWAY_TIMEOUT_S = 60.0
@@ -147,7 +147,7 @@ class ModelRecipe(BaseModel):
         """The extractive model's toolkit, as the in-process run builds it."""
         if self.toolkit_model is None:
             return TextToolkit()
-        embedder = DenseEmbedder(self.toolkit_model, Path(self.models_dir) if self.models_dir else None)
+        embedder = shared_dense(self.toolkit_model, Path(self.models_dir) if self.models_dir else None)
         return TextToolkit(embed=embedder.embed)
 
 

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import asyncio
+
+from actors.corpus import LocalEncoder
 from actors.pool import ActorPool
 from retrieval.infotable import InfoEntry, Snippet, group_by_url
 
@@ -19,12 +22,16 @@ TABLE_TIMEOUT_S = 120.0
 
 
 class RemoteTable:
-    """The table `name` hosted by the corpus actors of `pool` (picklable: ship it to any actor)."""
+    """The table `name` hosted by the corpus actors of `pool` (picklable: ship it to any actor).
 
-    def __init__(self, pool: ActorPool, name: str, timeout_s: float = TABLE_TIMEOUT_S):
+    `encoder`: embeds search queries here (else the corpus actor does)."""
+
+    def __init__(self, pool: ActorPool, name: str, timeout_s: float = TABLE_TIMEOUT_S,
+                 encoder: LocalEncoder | None = None):
         self.pool = pool
         self.name = name
         self.timeout_s = timeout_s
+        self.encoder = encoder or LocalEncoder(None)
 
     async def _call(self, method: str, *args, stage: str):
         return await self.pool.call(method, self.name, *args, stage=stage, timeout_s=self.timeout_s,
@@ -34,7 +41,10 @@ class RemoteTable:
         return await self._call("table_add", list(snippets), stage="information table")
 
     async def search(self, queries: Sequence[str], k: int) -> list[Snippet]:
-        return await self._call("table_search", list(queries), k, stage="information table")
+        queries = [q for q in queries if q.strip()]  # the table skips blank ones too
+        encoded = await asyncio.gather(*(self.encoder.encode(q, "hybrid") for q in queries))
+        vectors = None if any(v is None for v in encoded) else [(v.dense, v.sparse) for v in encoded]
+        return await self._call("table_search", queries, k, vectors, stage="information table")
 
     async def snippets(self) -> list[Snippet]:
         return await self._call("table_snippets", stage="information table")

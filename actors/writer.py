@@ -25,11 +25,13 @@ from actors.chat_proxy import AgentCard, ChatAgentHost
 from actors.models import ActorModels, ModelRecipe
 from agents.storm.records import Persona
 from agents.storm.writer import WriterAgent
+from retrieval.embeddings import embed_threads
 
 
 @ray.remote(num_cpus=0, max_restarts=3, max_task_retries=0)
 class PersonaWriter:
     def __init__(self, recipe: ModelRecipe, gateway: ray.actor.ActorHandle, label: str):
+        embed_threads(1)
         self.label = label
         self.models = ActorModels(recipe, gateway, holder=label, nlp=recipe.toolkit())
         self.host = ChatAgentHost()

@@ -6,6 +6,10 @@ is a Qdrant collection (`infotable-<run id>`, in the same store as the corpus, s
 embedded mode shares the one client), with the same dense + BM25 vectors as
 passages. A point id is derived from the URL and the snippet's sha256, so adding
 the same snippet twice (a retried turn, a resumed run) writes it once.
+
+A snippet found in the corpus already has its vectors there: with `source` (the
+corpus collection) the table copies them instead of embedding the text again,
+when the stored passage reads exactly as the snippet does.
 """
 
 from __future__ import annotations
@@ -64,6 +68,14 @@ class InfoEntry(BaseModel):
     snippets: list[Snippet]
 
 
+def _is_uuid(text: str) -> bool:
+    try:
+        uuid.UUID(text)
+    except (ValueError, TypeError, AttributeError):
+        return False
+    return True
+
+
 def table_name(run_id: str) -> str:
     """The collection of a run's table; `run_id` is any stable text (e.g. topic slug + hash)."""
     safe = re.sub(r"[^a-z0-9-]+", "-", run_id.lower()).strip("-")
@@ -76,12 +88,13 @@ class InformationTable:
     """Snippets deduplicated by URL, searchable like the corpus. Not thread-safe: one caller at a time."""
 
     def __init__(self, store: PassageStore, collection: str, dense: DenseEmbedder, sparse: SparseEmbedder,
-                 fusion_k: int = 60):
+                 fusion_k: int = 60, source: str | None = None):
         self.store = store
         self.collection = collection
         self.dense = dense
         self.sparse = sparse
         self.fusion_k = fusion_k
+        self.source = source
 
     def _ensure(self) -> None:
         client = self.store.client
@@ -104,42 +117,66 @@ class InformationTable:
         known = {str(p.id) for p in self.store.client.retrieve(self.collection, ids=[s.point_id for s in unique])}
         todo = [s for s in unique if s.point_id not in known]
         if todo:
-            texts = [s.embedding_text() for s in todo]
-            points = [
-                models.PointStruct(
-                    id=s.point_id,
-                    vector={self.dense.vector_name: d, SPARSE_VECTOR: models.SparseVector(indices=sp[0], values=sp[1])},
-                    payload=s.model_dump(mode="json"),
-                )
-                for s, d, sp in zip(todo, self.dense.embed(texts), self.sparse.embed(texts), strict=True)
-            ]
+            vectors = self._stored_vectors(todo)
+            fresh = [s for s in todo if s.point_id not in vectors]
+            texts = [s.embedding_text() for s in fresh]
+            for s, d, (indices, values) in zip(fresh, self.dense.embed(texts), self.sparse.embed(texts), strict=True):
+                vectors[s.point_id] = {self.dense.vector_name: d,
+                                       SPARSE_VECTOR: models.SparseVector(indices=indices, values=values)}
+            points = [models.PointStruct(id=s.point_id, vector=vectors[s.point_id], payload=s.model_dump(mode="json"))
+                      for s in todo]
             self.store.client.upsert(self.collection, points=points, wait=True)
         return len(todo)
+
+    def _stored_vectors(self, snippets: Sequence[Snippet]) -> dict[str, dict]:
+        """Point id -> vectors, for the snippets whose passage in `source` embeds the same text."""
+        client = self.store.client
+        ids = [s.passage_id for s in snippets if _is_uuid(s.passage_id)]
+        if not self.source or not ids or not client.collection_exists(self.source):
+            return {}
+        stored = {str(p.id): p for p in client.retrieve(self.source, ids=list(dict.fromkeys(ids)), with_vectors=True,
+                                                       with_payload=["text", "title", "heading_path"])}
+        out: dict[str, dict] = {}
+        for s in snippets:
+            p = stored.get(s.passage_id)
+            vector = p.vector if p is not None and isinstance(p.vector, dict) else {}
+            if self.dense.vector_name not in vector or SPARSE_VECTOR not in vector:
+                continue  # not from there, or embedded by another model
+            reads = Passage.model_construct(text=p.payload.get("text"), title=p.payload.get("title"),
+                                            heading_path=p.payload.get("heading_path") or [])
+            if reads.embedding_text() == s.embedding_text():
+                out[s.point_id] = {self.dense.vector_name: vector[self.dense.vector_name],
+                                   SPARSE_VECTOR: vector[SPARSE_VECTOR]}
+        return out
 
     def __len__(self) -> int:
         if not self.store.client.collection_exists(self.collection):
             return 0
         return self.store.client.count(self.collection, exact=True).count
 
-    def search(self, queries: Sequence[str], k: int) -> list[Snippet]:
-        """Up to `k` snippets for `queries` together: hybrid search per query, fused by reciprocal rank."""
-        queries = [q for q in queries if q.strip()]
+    def search(self, queries: Sequence[str], k: int,
+               vectors: Sequence[tuple[list[float], tuple[list[int], list[float]]]] | None = None) -> list[Snippet]:
+        """Up to `k` snippets for `queries` together: hybrid search per query, fused by reciprocal rank.
+
+        `vectors`: each query's (dense, BM25) vectors, already embedded by the caller."""
+        if vectors is not None and len(vectors) != len(queries):
+            raise RaystormError(f"{len(vectors)} query vectors for {len(queries)} queries")
+        pairs = [(q, v) for q, v in zip(queries, vectors or [None] * len(queries)) if q.strip()]
         if k < 1:
             raise RaystormError(f"k must be at least 1, got {k}")
-        if not queries or len(self) == 0:
+        if not pairs or len(self) == 0:
             return []
         fused: dict[str, float] = {}
         found: dict[str, Snippet] = {}
-        for query in queries:
-            for rank, (pid, snippet) in enumerate(self._search_one(query, k), start=1):
+        for query, given in pairs:
+            for rank, (pid, snippet) in enumerate(self._search_one(query, k, given), start=1):
                 fused[pid] = fused.get(pid, 0.0) + 1.0 / (self.fusion_k + rank)
                 found[pid] = snippet
         order = sorted(fused, key=lambda pid: (-fused[pid], pid))
         return [found[pid] for pid in order[:k]]
 
-    def _search_one(self, query: str, k: int) -> list[tuple[str, Snippet]]:
-        dense = self.dense.embed_query(query)
-        sparse = self.sparse.embed_query(query)
+    def _search_one(self, query: str, k: int, given=None) -> list[tuple[str, Snippet]]:
+        dense, sparse = given or (self.dense.embed_query(query), self.sparse.embed_query(query))
         client = self.store.client
         if sparse[0]:
             response = client.query_points(

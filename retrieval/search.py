@@ -2,6 +2,8 @@
 
 `Corpus` is what agents call: it embeds the query, asks the store, and (with
 `mmr`) re-ranks a deeper candidate list for diversity using the dense vectors.
+A caller that embeds its own queries (`QueryEncoder`, e.g. a Ray actor that asks
+a shared store owner) passes `QueryVectors`, and the store owner only searches.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from retrieval.config import StoreSettings
-from retrieval.embeddings import DenseEmbedder, SparseEmbedder
+from retrieval.embeddings import DenseEmbedder, SparseEmbedder, shared_dense
 from retrieval.errors import RaystormError
 from retrieval.store import PassageStore, SearchFilter, SearchHit, SearchMode
 
@@ -57,6 +59,30 @@ def mmr_order(query: list[float], candidates: list[list[float]], k: int, lambda_
     return chosen
 
 
+class QueryVectors(BaseModel):
+    """A query's dense and BM25 vectors, as `QueryEncoder.encode` makes them (None: not needed)."""
+
+    dense: list[float] | None = None
+    sparse: tuple[list[int], list[float]] | None = None
+
+
+class QueryEncoder:
+    """Embeds queries the way a collection's `Corpus` would: same dense model, same BM25."""
+
+    def __init__(self, dense: DenseEmbedder, sparse: SparseEmbedder):
+        self.dense = dense
+        self.sparse = sparse
+
+    @classmethod
+    def for_store(cls, settings: StoreSettings) -> "QueryEncoder":
+        """This process's shared embedders for the store's models (one model load per process)."""
+        return cls(shared_dense(settings.dense_model, settings.models_dir), SparseEmbedder(settings.models_dir))
+
+    def encode(self, query: str, mode: SearchMode, mmr: bool = False) -> QueryVectors:
+        return QueryVectors(dense=self.dense.embed_query(query) if mode in ("dense", "hybrid") or mmr else None,
+                            sparse=self.sparse.embed_query(query) if mode in ("sparse", "hybrid") else None)
+
+
 class Corpus:
     """One collection, searchable. Embedders load on first use."""
 
@@ -66,7 +92,7 @@ class Corpus:
         self.settings = settings
         self.collection = collection
         self.store = store or PassageStore(settings)
-        self.dense = dense or DenseEmbedder(settings.dense_model, settings.models_dir)
+        self.dense = dense or shared_dense(settings.dense_model, settings.models_dir)
         self.sparse = sparse or SparseEmbedder(settings.models_dir)
         self.search_settings = search or SearchSettings()
         self._checked = False
@@ -78,7 +104,9 @@ class Corpus:
             self._checked = True
 
     def search(self, query: str, k: int = 5, mode: SearchMode | None = None,
-               flt: SearchFilter | None = None, mmr: bool = False) -> list[SearchHit]:
+               flt: SearchFilter | None = None, mmr: bool = False,
+               vectors: QueryVectors | None = None) -> list[SearchHit]:
+        """`vectors`: the query already embedded (`QueryEncoder` over this collection's models)."""
         if not query.strip():
             raise RaystormError("empty search query")
         if k < 1:
@@ -86,8 +114,12 @@ class Corpus:
         self.check()
         s = self.search_settings
         mode = mode or s.mode
-        dense = self.dense.embed_query(query) if mode in ("dense", "hybrid") or mmr else None
-        sparse = self.sparse.embed_query(query) if mode in ("sparse", "hybrid") else None
+        if vectors is None:
+            vectors = QueryEncoder(self.dense, self.sparse).encode(query, mode, mmr)
+        dense, sparse = vectors.dense, vectors.sparse
+        lacks_dense = dense is None and (mode in ("dense", "hybrid") or mmr)
+        if lacks_dense or (sparse is None and mode in ("sparse", "hybrid")):
+            raise RaystormError(f"query vectors for '{query[:60]}' lack what a {mode} search needs")
         if mode == "sparse" and not sparse[0]:
             return []  # only stopwords or unknown tokens: BM25 has nothing to match
         if mode == "hybrid" and not sparse[0]:

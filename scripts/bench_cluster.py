@@ -98,7 +98,7 @@ def run_in_process(settings, topics, options, latency_s: float, out: Path) -> fl
         try:
             for topic in topics:
                 table = AsyncInformationTable(InformationTable(corpus.store, run_table_name(str(out), topic),
-                                                               corpus.dense, corpus.sparse))
+                                                               corpus.dense, corpus.sparse, source="example"))
                 await table.drop()
                 await run_report(topic, retriever=retriever, table=table, models=slow, out_dir=str(out),
                                  options=options, ledger=models.ledger)

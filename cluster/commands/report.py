@@ -134,7 +134,8 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
         try:
             for topic in topics:
                 run_id = f"{topic_slug(topic)}-{hashlib.sha256(str(out_dir).encode()).hexdigest()[:8]}"
-                table = AsyncInformationTable(InformationTable(store, table_name(run_id), corpus.dense, corpus.sparse))
+                table = AsyncInformationTable(InformationTable(store, table_name(run_id), corpus.dense, corpus.sparse,
+                                                                    source=collection))
                 await table.drop()  # rebuilt from the conversation log, so it holds exactly this run's sources
                 config = RunConfig(topic=topic, collection=collection, corpus=[str(Path(p).resolve()) for p in args.corpus],
                                    store=settings, llm=llm, options=options)
