@@ -7,10 +7,10 @@ the run (`infotable-*` collections in the same store). With a Qdrant server
 every actor opens its own client to it, the pool grows with the cluster
 (one per node by default), and table calls spread over the pool (`actors.table`).
 
-Callers embed their own queries (`QueryEncoder`, one model per process) and
-send the vectors, so the one store owner of embedded mode only searches and
-writes: the embedding work spreads over the experts instead of queueing here.
-Snippets found in the corpus reuse the corpus's vectors in the tables.
+Callers embed their own queries (`actors.retriever.PoolRetriever`, one model per
+process) and send the vectors, so the one store owner of embedded mode only
+searches and writes: the embedding work spreads over the experts instead of
+queueing here. Snippets found in the corpus reuse the corpus's vectors in the tables.
 
 Every method is safe to repeat (searches read; table writes are idempotent by
 point id), so Ray retries a call whose actor died (`max_task_retries`).
@@ -18,19 +18,17 @@ point id), so Ray retries a call whose actor died (`max_task_retries`).
 
 from __future__ import annotations
 
-import asyncio
-
 import ray
 
 from actors.pool import ActorOptions, ActorPool
+from actors.retriever import SEARCH_TIMEOUT_S, PoolRetriever
 from retrieval.config import StoreSettings
 from retrieval.embeddings import embed_threads
 from retrieval.errors import RaystormError
 from retrieval.infotable import InformationTable, Snippet
-from retrieval.search import DEFAULT_MODE, Corpus, QueryEncoder, QueryVectors, SearchSettings
+from retrieval.search import Corpus, QueryVectors, SearchSettings
 from retrieval.store import SearchFilter, SearchHit, SearchMode
 
-SEARCH_TIMEOUT_S = 60.0
 CORPUS_OPTIONS = ActorOptions(max_restarts=-1, max_task_retries=3)
 
 
@@ -84,57 +82,6 @@ class CorpusActor:
         """Let go of the store (in embedded mode: its folder's lock), so another process may open it."""
         self._tables.clear()
         self._corpus.close()
-
-
-class LocalEncoder:
-    """Embeds queries in the calling process with the store's models, loaded there on first use.
-
-    Picklable: the models stay behind when it is shipped, and load again where it lands."""
-
-    def __init__(self, store: StoreSettings | None):
-        self.store = store
-        self._encoder: QueryEncoder | None = None
-
-    def __getstate__(self) -> dict:
-        return {"store": self.store, "_encoder": None}
-
-    def _ready(self) -> QueryEncoder:
-        if self._encoder is None:
-            self._encoder = QueryEncoder.for_store(self.store)
-        return self._encoder
-
-    def warm(self) -> None:
-        """Load the models now (an actor's start-up), not on its first search."""
-        if self.store is not None:
-            encoder = self._ready()
-            encoder.dense.dimension
-            encoder.sparse.embed_query("warm")
-
-    async def encode(self, query: str, mode: SearchMode, mmr: bool = False) -> QueryVectors | None:
-        """The query's vectors; None without store settings (the corpus actor embeds it then)."""
-        if self.store is None or not query.strip():
-            return None
-        return await asyncio.to_thread(self._ready().encode, query, mode, mmr)
-
-
-class PoolRetriever:
-    """A `Retriever` over corpus actors; picklable, so other actors search through it too.
-
-    With `store` (the collection's settings) each caller embeds its own queries."""
-
-    def __init__(self, pool: ActorPool, collection: str, mode: SearchMode | None = None, mmr: bool = False,
-                 timeout_s: float = SEARCH_TIMEOUT_S, store: StoreSettings | None = None):
-        self.pool = pool
-        self.collection = collection
-        self.mode = mode
-        self.mmr = mmr
-        self.timeout_s = timeout_s
-        self.encoder = LocalEncoder(store)
-
-    async def search(self, query: str, k: int = 5, flt: SearchFilter | None = None) -> list[SearchHit]:
-        vectors = await self.encoder.encode(query, self.mode or DEFAULT_MODE, self.mmr)
-        return await self.pool.call("search", query, k, self.mode, flt, self.mmr, vectors, stage="search",
-                                    timeout_s=self.timeout_s, idempotent=True)
 
 
 class CorpusPool:

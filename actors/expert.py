@@ -23,9 +23,9 @@ from autogen_agentchat.messages import BaseChatMessage
 from pydantic import BaseModel, Field
 
 from actors.chat_proxy import stateless_turn
-from actors.corpus import PoolRetriever
 from actors.models import ActorModels, ModelRecipe
 from actors.pool import ActorPool
+from actors.retriever import PoolRetriever
 from actors.table import RemoteTable
 from agents.storm.expert import ExpertAgent
 from retrieval.embeddings import embed_threads

@@ -10,13 +10,12 @@ row, and every call is marked safe to repeat.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Sequence
 
-import asyncio
-
-from actors.corpus import LocalEncoder
 from actors.pool import ActorPool
-from retrieval.infotable import InfoEntry, Snippet, group_by_url
+from actors.retriever import LocalEncoder
+from retrieval.snippets import InfoEntry, Snippet, group_by_url
 
 TABLE_TIMEOUT_S = 120.0
 

@@ -15,57 +15,19 @@ when the stored passage reads exactly as the snippet does.
 from __future__ import annotations
 
 import asyncio
-import re
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Sequence
 
-from pydantic import BaseModel, Field
 from qdrant_client import models
 
-from retrieval.documents import Passage, sha256_text
+from retrieval.documents import Passage
 from retrieval.embeddings import DenseEmbedder, SparseEmbedder
 from retrieval.errors import RaystormError
+from retrieval.snippets import InfoEntry, Snippet, group_by_url, table_name  # noqa: F401  (re-exported)
 from retrieval.store import SPARSE_VECTOR, PassageStore
 
-_ID_NAMESPACE = uuid.UUID("2d0a4f1e-8b7c-4c39-a7f5-3f0e9c1d6b42")
 SCHEMA = "raystorm.infotable/1"
-
-
-class Snippet(BaseModel):
-    """One piece of a source, with its exact place: what a citation points at."""
-
-    url: str  # the passage's URL, or its path when it has none
-    title: str
-    text: str
-    path: str
-    line_start: int
-    line_end: int
-    passage_id: str
-    heading_path: list[str] = Field(default_factory=list)
-    record: int | None = None
-
-    @classmethod
-    def from_passage(cls, p: Passage) -> "Snippet":
-        return cls(url=p.source, title=p.title, text=p.text, path=p.path, line_start=p.line_start,
-                   line_end=p.line_end, passage_id=p.passage_id, heading_path=p.heading_path, record=p.record)
-
-    @property
-    def point_id(self) -> str:
-        return str(uuid.uuid5(_ID_NAMESPACE, f"{self.url}\n{sha256_text(self.text)}"))
-
-    def embedding_text(self) -> str:
-        context = " > ".join([self.title, *self.heading_path])
-        return f"{context}\n{self.text}"
-
-
-class InfoEntry(BaseModel):
-    """All snippets of one URL (STORM's url_to_info value)."""
-
-    url: str
-    title: str
-    description: str = ""
-    snippets: list[Snippet]
 
 
 def _is_uuid(text: str) -> bool:
@@ -74,14 +36,6 @@ def _is_uuid(text: str) -> bool:
     except (ValueError, TypeError, AttributeError):
         return False
     return True
-
-
-def table_name(run_id: str) -> str:
-    """The collection of a run's table; `run_id` is any stable text (e.g. topic slug + hash)."""
-    safe = re.sub(r"[^a-z0-9-]+", "-", run_id.lower()).strip("-")
-    if not safe:
-        raise RaystormError(f"run id {run_id!r} has no letters or digits to name a table with")
-    return f"infotable-{safe}"
 
 
 class InformationTable:
@@ -210,17 +164,6 @@ class InformationTable:
     def drop(self) -> None:
         if self.store.client.collection_exists(self.collection):
             self.store.client.delete_collection(self.collection)
-
-
-def group_by_url(snippets: Sequence[Snippet]) -> dict[str, InfoEntry]:
-    """Snippets merged per URL, first-seen order of URLs, no snippet twice."""
-    out: dict[str, InfoEntry] = {}
-    for s in snippets:
-        entry = out.setdefault(s.url, InfoEntry(url=s.url, title=s.title, snippets=[],
-                                                description=" > ".join(s.heading_path)))
-        if all(x.point_id != s.point_id for x in entry.snippets):
-            entry.snippets.append(s)
-    return out
 
 
 class AsyncInformationTable:

@@ -11,16 +11,15 @@ from __future__ import annotations
 import asyncio
 import math
 from concurrent.futures import ThreadPoolExecutor
-from typing import Protocol
 
 from pydantic import BaseModel
 
 from retrieval.config import StoreSettings
 from retrieval.embeddings import DenseEmbedder, SparseEmbedder, shared_dense
 from retrieval.errors import RaystormError
-from retrieval.store import PassageStore, SearchFilter, SearchHit, SearchMode
-
-DEFAULT_MODE: SearchMode = "hybrid"
+from retrieval.query import (  # noqa: F401  (Retriever, SearchFilter, SearchHit: re-exported from here)
+    DEFAULT_MODE, QueryEncoder, QueryVectors, Retriever, SearchFilter, SearchHit, SearchMode)
+from retrieval.store import PassageStore
 
 
 class SearchSettings(BaseModel):
@@ -57,30 +56,6 @@ def mmr_order(query: list[float], candidates: list[list[float]], k: int, lambda_
         chosen.append(best)
         left.remove(best)
     return chosen
-
-
-class QueryVectors(BaseModel):
-    """A query's dense and BM25 vectors, as `QueryEncoder.encode` makes them (None: not needed)."""
-
-    dense: list[float] | None = None
-    sparse: tuple[list[int], list[float]] | None = None
-
-
-class QueryEncoder:
-    """Embeds queries the way a collection's `Corpus` would: same dense model, same BM25."""
-
-    def __init__(self, dense: DenseEmbedder, sparse: SparseEmbedder):
-        self.dense = dense
-        self.sparse = sparse
-
-    @classmethod
-    def for_store(cls, settings: StoreSettings) -> "QueryEncoder":
-        """This process's shared embedders for the store's models (one model load per process)."""
-        return cls(shared_dense(settings.dense_model, settings.models_dir), SparseEmbedder(settings.models_dir))
-
-    def encode(self, query: str, mode: SearchMode, mmr: bool = False) -> QueryVectors:
-        return QueryVectors(dense=self.dense.embed_query(query) if mode in ("dense", "hybrid") or mmr else None,
-                            sparse=self.sparse.embed_query(query) if mode in ("sparse", "hybrid") else None)
 
 
 class Corpus:
@@ -136,12 +111,6 @@ class Corpus:
 
     def close(self) -> None:
         self.store.close()
-
-
-class Retriever(Protocol):
-    """What agents search through: a local corpus, or a pool of Ray actors."""
-
-    async def search(self, query: str, k: int = 5, flt: SearchFilter | None = None) -> list[SearchHit]: ...
 
 
 class AsyncCorpus:

@@ -10,49 +10,36 @@ every point) and fused with qdrant-client's own RRF, so results stay Qdrant's.
 from __future__ import annotations
 
 import sqlite3
-from typing import Iterable, Literal, Sequence
+from typing import Iterable, Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 from qdrant_client import QdrantClient, models
 from qdrant_client.hybrid.fusion import reciprocal_rank_fusion
 
 from retrieval.config import StoreSettings
 from retrieval.documents import Passage
 from retrieval.errors import CollectionNotFound, EmptyCollection, RaystormError
+from retrieval.query import SearchFilter, SearchHit, SearchMode  # noqa: F401  (re-exported)
 from retrieval.sparse_index import SparseIndexes
 
-SearchMode = Literal["dense", "sparse", "hybrid"]
 SPARSE_VECTOR = "bm25"
 _PAYLOAD_KEYS = ("doc_id", "path", "url", "tags", "title")
 
 
-class SearchFilter(BaseModel):
-    """Payload filters: keep only these documents/sources/tags, drop these URLs."""
-
-    doc_ids: list[str] = Field(default_factory=list)
-    sources: list[str] = Field(default_factory=list)  # file paths or URLs
-    tags: list[str] = Field(default_factory=list)
-    exclude_urls: list[str] = Field(default_factory=list)  # e.g. the ground-truth article in evaluation
-
-    def to_qdrant(self) -> models.Filter | None:
-        must, must_not = [], []
-        if self.doc_ids:
-            must.append(models.FieldCondition(key="doc_id", match=models.MatchAny(any=self.doc_ids)))
-        if self.sources:
-            must.append(models.Filter(should=[
-                models.FieldCondition(key="path", match=models.MatchAny(any=self.sources)),
-                models.FieldCondition(key="url", match=models.MatchAny(any=self.sources))]))
-        if self.tags:
-            must.append(models.FieldCondition(key="tags", match=models.MatchAny(any=self.tags)))
-        if self.exclude_urls:
-            must_not.append(models.FieldCondition(key="url", match=models.MatchAny(any=self.exclude_urls)))
-        return models.Filter(must=must or None, must_not=must_not or None) if (must or must_not) else None
-
-
-class SearchHit(BaseModel):
-    rank: int
-    score: float
-    passage: Passage
+def qdrant_filter(flt: SearchFilter) -> models.Filter | None:
+    """The Qdrant filter for `flt` (None: it keeps everything)."""
+    must, must_not = [], []
+    if flt.doc_ids:
+        must.append(models.FieldCondition(key="doc_id", match=models.MatchAny(any=flt.doc_ids)))
+    if flt.sources:
+        must.append(models.Filter(should=[
+            models.FieldCondition(key="path", match=models.MatchAny(any=flt.sources)),
+            models.FieldCondition(key="url", match=models.MatchAny(any=flt.sources))]))
+    if flt.tags:
+        must.append(models.FieldCondition(key="tags", match=models.MatchAny(any=flt.tags)))
+    if flt.exclude_urls:
+        must_not.append(models.FieldCondition(key="url", match=models.MatchAny(any=flt.exclude_urls)))
+    return models.Filter(must=must or None, must_not=must_not or None) if (must or must_not) else None
 
 
 class CollectionInfo(BaseModel):
@@ -213,7 +200,7 @@ class PassageStore:
               prefetch_limit: int | None = None) -> list[tuple[models.ScoredPoint, Passage]]:
         if mode not in ("dense", "sparse", "hybrid"):
             raise RaystormError(f"unknown search mode '{mode}': use dense, sparse or hybrid")
-        query_filter = flt.to_qdrant() if flt else None
+        query_filter = qdrant_filter(flt) if flt else None
         vectors = [dense_vector] if with_vectors else False
         depth = prefetch_limit or max(limit * 4, 40)  # how deep each half of a hybrid search goes
         if mode == "dense":

@@ -9,12 +9,12 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import random
+import sys
 import time
 from dataclasses import dataclass
 from typing import Literal
 
 import httpx
-import openai
 from pydantic import BaseModel, Field
 
 FailureKind = Literal["rate_limited", "server_error", "timeout", "connection", "rejected", "format_refused"]
@@ -58,13 +58,18 @@ def classify(exc: BaseException, *, structured: bool) -> Failure | None:
     `structured` says whether the request asked for a structured response_format, in
     which case a 400/422/500/501 that talks about the format is `format_refused`.
     """
-    if isinstance(exc, openai.APIStatusError):
+    # Not imported yet: then no openai exception exists (and extractive-only processes skip its import).
+    openai = sys.modules.get("openai")
+    sdk_status = (openai.APIStatusError,) if openai else ()
+    sdk_timeout = (openai.APITimeoutError,) if openai else ()
+    sdk_connection = (openai.APIConnectionError,) if openai else ()
+    if isinstance(exc, sdk_status):
         return _from_status(exc.status_code, exc.response.headers, str(exc), structured)
     if isinstance(exc, httpx.HTTPStatusError):
         return _from_status(exc.response.status_code, exc.response.headers, exc.response.text, structured)
-    if isinstance(exc, (openai.APITimeoutError, httpx.TimeoutException, asyncio.TimeoutError, TimeoutError)):
+    if isinstance(exc, (*sdk_timeout, httpx.TimeoutException, asyncio.TimeoutError, TimeoutError)):
         return Failure("timeout", "the request timed out")
-    if isinstance(exc, (openai.APIConnectionError, httpx.TransportError, ConnectionError)):
+    if isinstance(exc, (*sdk_connection, httpx.TransportError, ConnectionError)):
         return Failure("connection", f"could not connect ({type(exc).__name__}: {exc})")
     return None
 

@@ -11,10 +11,10 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 from autogen_core.models import ModelFamily, ModelInfo
-from autogen_ext.models.openai import OpenAIChatCompletionClient
 
 from agents.lm.cache import CompletionCache
 from agents.lm.chat import ChatModel
@@ -24,6 +24,9 @@ from agents.lm.nlp import TextToolkit
 from agents.lm.settings import COMPATIBLE_KEY_ENV, OPENAI_KEY_ENV, LLMSettings, ModelSpec
 from agents.lm.steps import I, LanguageModel, O, Step
 from agents.lm.usage import KNOWN_PRICES, UsageLedger
+
+if TYPE_CHECKING:
+    from autogen_ext.models.openai import OpenAIChatCompletionClient
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 LOCAL_PLACEHOLDER_KEY = "not-needed"  # local servers want some bearer token, and ignore it
@@ -135,6 +138,10 @@ def chat_model(spec: ModelSpec, settings: LLMSettings, *, cache: CompletionCache
 def openai_client(spec: ModelSpec, settings: LLMSettings, *,
                   http_client: httpx.AsyncClient | None = None) -> OpenAIChatCompletionClient:
     """autogen's OpenAI client for `spec`; its own retries are off, `ChatModel` retries."""
+    # imported here: the openai package takes ~0.6 s to import, and extractive-only
+    # processes (every Ray actor of an offline run) never need it
+    from autogen_ext.models.openai import OpenAIChatCompletionClient
+
     config: dict = {
         "model": spec.model,
         "api_key": api_key(spec),

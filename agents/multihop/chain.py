@@ -37,7 +37,7 @@ from agents.multihop.trace import (
     merge_hops,
     unique_passages,
 )
-from retrieval.search import Retriever
+from retrieval.query import Retriever
 
 
 class ChainSettings(BaseModel):

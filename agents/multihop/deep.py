@@ -28,7 +28,7 @@ from agents.multihop.deep_steps import (
 from agents.multihop.short_answer import short_answer
 from agents.multihop.trace import AgentAnswer, Hop, PassageText, all_of, cite, unique_passages
 from retrieval.documents import Passage
-from retrieval.search import Retriever
+from retrieval.query import Retriever
 
 
 class DeepSettings(BaseModel):

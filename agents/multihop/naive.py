@@ -12,7 +12,7 @@ from agents.multihop.chain_steps import CitedAnswer, guard_indices
 from agents.multihop.deep_steps import extractive_report
 from agents.multihop.short_answer import short_answer
 from agents.multihop.trace import AgentAnswer, Hop, PassageText, cite
-from retrieval.search import Retriever
+from retrieval.query import Retriever
 
 ANSWER_SENTENCES = 3
 

@@ -16,7 +16,7 @@ from agents.multihop.deep import DeepSearch, DeepSettings
 from agents.multihop.naive import NaiveRAG, NaiveSettings
 from agents.multihop.router import Router
 from agents.multihop.trace import AgentAnswer, StrategyName
-from retrieval.search import Retriever
+from retrieval.query import Retriever
 
 StrategyChoice = Literal["auto", "chain", "deep", "naive"]
 STRATEGIES: dict[str, type] = {"chain": ChainOfRAG, "deep": DeepSearch, "naive": NaiveRAG}

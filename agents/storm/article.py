@@ -30,7 +30,7 @@ from agents.storm.steps_article import (
     WriteSection,
 )
 from agents.storm.steps_research import NumberedSource
-from retrieval.infotable import Snippet
+from retrieval.snippets import Snippet
 
 SECTION_SNIPPETS = 10
 LEAD_SNIPPETS = 12

@@ -22,7 +22,7 @@ from agents.storm.article import article_text, cited_indices
 from agents.storm.outline import outline_text, parse_outline
 from agents.storm.persona import PersonaPlan
 from agents.storm.records import Article, ArticleSection, Citation, Conversation, ConversationLog, Outline
-from retrieval.infotable import InfoEntry, Snippet
+from retrieval.snippets import InfoEntry, Snippet
 
 STAGES = ("personas", "conversations", "outline", "article", "polish")
 FILES = {

@@ -18,7 +18,7 @@ from agents.lm.steps import LanguageModel
 from agents.storm.expert import ExpertAgent, TurnMessage
 from agents.storm.records import THANK_YOU, Conversation, DialogueTurn, Persona
 from agents.storm.writer import WriterAgent
-from retrieval.search import Retriever
+from retrieval.query import Retriever
 
 OnTurn = Callable[[Persona, DialogueTurn], None]
 

@@ -30,9 +30,8 @@ from agents.storm.steps_research import (
     PlanQueries,
     QueriesInput,
 )
-from retrieval.infotable import Snippet
-from retrieval.search import Retriever
-from retrieval.store import SearchFilter
+from retrieval.query import Retriever, SearchFilter
+from retrieval.snippets import Snippet
 
 MAX_QUERIES = 3
 TurnMessage = StructuredMessage[DialogueTurn]

@@ -22,7 +22,7 @@ from agents.storm.steps_outline import (
     clean_outline,
 )
 from agents.storm.steps_research import NOTHING_FOUND
-from retrieval.infotable import Snippet
+from retrieval.snippets import Snippet
 
 
 async def draft_outline(topic: str, models: LanguageModel) -> Outline:

@@ -18,8 +18,7 @@ from agents.lm.steps import LanguageModel
 from agents.storm.evidence import Excerpt
 from agents.storm.records import BASIC_FACT_WRITER, Persona, RelatedDocument
 from agents.storm.steps_perspectives import FindPerspectives, PerspectivesInput
-from retrieval.search import Retriever
-from retrieval.store import SearchFilter, SearchHit
+from retrieval.query import Retriever, SearchFilter, SearchHit
 
 RELATED_PASSAGES = 24  # passages retrieved for the topic
 RELATED_DOCUMENTS = 10  # documents whose headings are read

@@ -29,8 +29,8 @@ from agents.storm.persona import PersonaPlan, find_personas
 from agents.lm.usage import UsageLedger
 from agents.storm.records import Article, Conversation, ConversationLog, Outline
 from retrieval.errors import RaystormError, StageFailed
-from retrieval.infotable import InfoEntry, Snippet, group_by_url
-from retrieval.search import Retriever
+from retrieval.query import Retriever
+from retrieval.snippets import InfoEntry, Snippet, group_by_url
 
 Progress = Callable[[str, str, str], None]  # (topic, stage, detail)
 

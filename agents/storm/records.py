@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 def _hint(**limits) -> dict:
     return {"json_schema_extra": limits}
 
-from retrieval.infotable import Snippet
+from retrieval.snippets import Snippet
 
 THANK_YOU = "Thank you so much for your help!"
 

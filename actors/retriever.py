@@ -1,0 +1,67 @@
+"""Searching the corpus actors from anywhere: `PoolRetriever`, and `LocalEncoder` under it.
+
+Light on purpose (no Qdrant client here), so the actors that only ask for
+passages start fast. Each caller embeds its own queries with the store's models
+(loaded once per process, on first use) and the corpus actor only searches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from actors.pool import ActorPool
+from retrieval.config import StoreSettings
+from retrieval.query import DEFAULT_MODE, QueryEncoder, QueryVectors, SearchFilter, SearchHit, SearchMode
+
+SEARCH_TIMEOUT_S = 60.0
+
+
+class LocalEncoder:
+    """Embeds queries in the calling process with the store's models, loaded there on first use.
+
+    Picklable: the models stay behind when it is shipped, and load again where it lands."""
+
+    def __init__(self, store: StoreSettings | None):
+        self.store = store
+        self._encoder: QueryEncoder | None = None
+
+    def __getstate__(self) -> dict:
+        return {"store": self.store, "_encoder": None}
+
+    def _ready(self) -> QueryEncoder:
+        if self._encoder is None:
+            self._encoder = QueryEncoder.for_store(self.store)
+        return self._encoder
+
+    def warm(self) -> None:
+        """Load the models now (an actor's start-up), not on its first search."""
+        if self.store is not None:
+            encoder = self._ready()
+            encoder.dense.dimension
+            encoder.sparse.embed_query("warm")
+
+    async def encode(self, query: str, mode: SearchMode, mmr: bool = False) -> QueryVectors | None:
+        """The query's vectors; None without store settings (the corpus actor embeds it then)."""
+        if self.store is None or not query.strip():
+            return None
+        return await asyncio.to_thread(self._ready().encode, query, mode, mmr)
+
+
+class PoolRetriever:
+    """A `Retriever` over corpus actors; picklable, so other actors search through it too.
+
+    With `store` (the collection's settings) each caller embeds its own queries."""
+
+    def __init__(self, pool: ActorPool, collection: str, mode: SearchMode | None = None, mmr: bool = False,
+                 timeout_s: float = SEARCH_TIMEOUT_S, store: StoreSettings | None = None):
+        self.pool = pool
+        self.collection = collection
+        self.mode = mode
+        self.mmr = mmr
+        self.timeout_s = timeout_s
+        self.encoder = LocalEncoder(store)
+
+    async def search(self, query: str, k: int = 5, flt: SearchFilter | None = None) -> list[SearchHit]:
+        vectors = await self.encoder.encode(query, self.mode or DEFAULT_MODE, self.mmr)
+        return await self.pool.call("search", query, k, self.mode, flt, self.mmr, vectors, stage="search",
+                                    timeout_s=self.timeout_s, idempotent=True)

@@ -1,0 +1,65 @@
+"""What a search is, apart from where it runs: modes, filters, hits, query vectors, `Retriever`.
+
+Light on purpose (no Qdrant client here): the Ray actors that only ask for
+passages (writers, experts, hoppers) import this, not the store, and start faster.
+`QueryEncoder` embeds a query as the collection's `Corpus` would, so a caller can
+embed its own queries and leave the store owner only the searching.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+from retrieval.config import StoreSettings
+from retrieval.documents import Passage
+from retrieval.embeddings import DenseEmbedder, SparseEmbedder, shared_dense
+
+SearchMode = Literal["dense", "sparse", "hybrid"]
+DEFAULT_MODE: SearchMode = "hybrid"
+
+
+class SearchFilter(BaseModel):
+    """Payload filters: keep only these documents/sources/tags, drop these URLs."""
+
+    doc_ids: list[str] = Field(default_factory=list)
+    sources: list[str] = Field(default_factory=list)  # file paths or URLs
+    tags: list[str] = Field(default_factory=list)
+    exclude_urls: list[str] = Field(default_factory=list)  # e.g. the ground-truth article in evaluation
+
+
+class SearchHit(BaseModel):
+    rank: int
+    score: float
+    passage: Passage
+
+
+class QueryVectors(BaseModel):
+    """A query's dense and BM25 vectors, as `QueryEncoder.encode` makes them (None: not needed)."""
+
+    dense: list[float] | None = None
+    sparse: tuple[list[int], list[float]] | None = None
+
+
+class QueryEncoder:
+    """Embeds queries the way a collection's `Corpus` would: same dense model, same BM25."""
+
+    def __init__(self, dense: DenseEmbedder, sparse: SparseEmbedder):
+        self.dense = dense
+        self.sparse = sparse
+
+    @classmethod
+    def for_store(cls, settings: StoreSettings) -> "QueryEncoder":
+        """This process's shared embedders for the store's models (one model load per process)."""
+        return cls(shared_dense(settings.dense_model, settings.models_dir), SparseEmbedder(settings.models_dir))
+
+    def encode(self, query: str, mode: SearchMode, mmr: bool = False) -> QueryVectors:
+        return QueryVectors(dense=self.dense.embed_query(query) if mode in ("dense", "hybrid") or mmr else None,
+                            sparse=self.sparse.embed_query(query) if mode in ("sparse", "hybrid") else None)
+
+
+class Retriever(Protocol):
+    """What agents search through: a local corpus, or a pool of Ray actors."""
+
+    async def search(self, query: str, k: int = 5, flt: SearchFilter | None = None) -> list[SearchHit]: ...
