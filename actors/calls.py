@@ -28,22 +28,7 @@ from retrieval.errors import RaystormError
 T = TypeVar("T")
 
 
-def rebuild_error(cls: type, args: tuple, state: dict) -> BaseException:
-    """Unpickle an error whose `__init__` takes other arguments than its message."""
-    error = cls.__new__(cls)
-    Exception.__init__(error, *args)
-    error.__dict__.update(state)
-    return error
-
-
-class CrossesProcesses:
-    """Mixin for errors with their own `__init__`: they pickle (to and from actors) as they are."""
-
-    def __reduce__(self):
-        return rebuild_error, (type(self), self.args, dict(self.__dict__))
-
-
-class ActorCallError(CrossesProcesses, RaystormError):
+class ActorCallError(RaystormError):
     """A call to an actor failed; the message names the actor, the method and the stage."""
 
     def __init__(self, actor: str, method: str, stage: str, reason: str, hint: str = ""):

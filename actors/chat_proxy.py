@@ -30,7 +30,7 @@ from autogen_agentchat.messages import BaseChatMessage
 from autogen_core import CancellationToken
 from pydantic import BaseModel
 
-from actors.calls import CrossesProcesses, call
+from actors.calls import call
 from actors.pool import ActorPool
 from retrieval.errors import RaystormError
 
@@ -50,7 +50,7 @@ class AgentCard(BaseModel):
                    produced_message_types=list(agent.produced_message_types))
 
 
-class AgentNotHosted(CrossesProcesses, RaystormError):
+class AgentNotHosted(RaystormError):
     """The actor has no agent under this key: it restarted (and lost its agents), or never had it."""
 
     def __init__(self, key: str, hosted: list[str]):

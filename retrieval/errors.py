@@ -1,10 +1,24 @@
 """Typed errors that say what went wrong and what to do about it."""
 
 
+def _rebuild(cls: type, args: tuple, state: dict) -> BaseException:
+    """Unpickle an error without calling its `__init__` (which may take other arguments than its message)."""
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
+
 class RaystormError(Exception):
-    """A user-facing error: the message names the fix. Exit code 1 unless set."""
+    """A user-facing error: the message names the fix. Exit code 1 unless set.
+
+    Every subclass pickles as it is, whatever its constructor takes, so an error
+    raised inside a Ray actor reaches the driver with its type and fields."""
 
     exit_code = 1
+
+    def __reduce__(self):
+        return _rebuild, (type(self), self.args, dict(self.__dict__))
 
 
 class UsageError(RaystormError):

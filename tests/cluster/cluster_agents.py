@@ -127,6 +127,11 @@ class Misbehaving:
 
         raise AgentNotHosted("topic/writer_x", [])
 
+    def endpoint_down(self) -> None:
+        from agents.lm.errors import EndpointUnavailableError
+
+        raise EndpointUnavailableError(endpoint="http://llm:8000/v1", model="m", reason="HTTP 503", attempts=4)
+
     def pid(self) -> int:
         import os
 

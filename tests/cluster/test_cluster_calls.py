@@ -13,7 +13,8 @@ from cluster_agents import Misbehaving, PoolMember
 from actors.calls import ActorCallError, ActorTimeout, ActorUnavailable, call, get
 from actors.chat_proxy import AgentNotHosted
 from actors.pool import ActorOptions, ActorPool
-from retrieval.errors import RaystormError
+from agents.lm.errors import EndpointUnavailableError, ModelOutputError, RequestRejectedError
+from retrieval.errors import CollectionNotFound, RaystormError, StageFailed
 
 
 def test_timeouts_and_errors_name_actor_and_stage(ray_cluster):
@@ -32,6 +33,10 @@ def test_timeouts_and_errors_name_actor_and_stage(ray_cluster):
     with pytest.raises(AgentNotHosted, match="no agent 'topic/writer_x'") as caught:
         get(actor.not_hosted.remote(), method="not_hosted", **{**bound, "timeout_s": 30})
     assert caught.value.key == "topic/writer_x"
+    # so do the language-model layer's (keyword-only constructors): the driver sees which endpoint failed
+    with pytest.raises(EndpointUnavailableError, match="HTTP 503") as down:
+        get(actor.endpoint_down.remote(), method="endpoint_down", **{**bound, "timeout_s": 30})
+    assert (down.value.endpoint, down.value.attempts) == ("http://llm:8000/v1", 4)
     # an error Ray cannot rebuild still says what it was
     with pytest.raises(ActorCallError, match="KeywordOnlyError: failed with code 7"):
         get(actor.fail_unpicklable.remote(), method="fail_unpicklable", **{**bound, "timeout_s": 30})
@@ -40,7 +45,11 @@ def test_timeouts_and_errors_name_actor_and_stage(ray_cluster):
 def test_raystorm_errors_pickle_with_their_fields():
     for error in (ActorTimeout("Expert[0]", "turn", "conversations", 5.0),
                   ActorUnavailable("PersonaWriter[1]", "on_messages", "conversations", "node lost", restarting=True),
-                  AgentNotHosted("t/w", ["t/v"])):
+                  AgentNotHosted("t/w", ["t/v"]), CollectionNotFound("docs"),
+                  StageFailed("outline", "the model's reply was empty", topic="Flood"),
+                  EndpointUnavailableError(endpoint="http://llm/v1", model="m", reason="timeout", attempts=3),
+                  RequestRejectedError(endpoint="http://llm/v1", model="m", reason="HTTP 401", hint="check the key"),
+                  ModelOutputError("storm.outline.draft", "outline", "m", "not JSON", "{")):
         copy = pickle.loads(pickle.dumps(error))
         assert type(copy) is type(error) and str(copy) == str(error) and copy.__dict__ == error.__dict__
 
