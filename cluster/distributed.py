@@ -14,6 +14,11 @@ where each stage runs (`cluster.distributed_actors`):
 - the information table: on the Corpus actors (`RemoteTable`), idempotent;
 - every model call: under the `LLMGateway`'s cluster-wide limits, into its ledger.
 
+`research_session(...)` holds the actors open around any number of
+`report_topics` calls, so each persona's writer, with its conversation, can be
+reached after the run (`ResearchCluster.writer_for`); `reports_distributed`
+is one session for one set of topics.
+
 Topics overlap freely: one topic's sections are written while another's
 conversations run. Faults: actors restart, calls safe to repeat are reissued, a
 conversation whose writer died is rerun on a fresh writer, every wait is
@@ -23,7 +28,8 @@ bounded, and a failed topic does not stop the others.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -38,7 +44,7 @@ from retrieval.config import StoreSettings
 from retrieval.errors import RaystormError
 
 __all__ = ["ClusterPlan", "ResearchCluster", "TopicsFailed", "report_topic", "report_topics",
-           "reports_distributed", "run_reports_distributed", "run_table_name"]
+           "reports_distributed", "research_session", "run_reports_distributed", "run_table_name"]
 
 
 class TopicsFailed(RaystormError):
@@ -76,6 +82,34 @@ async def report_topics(topics: Sequence[str], run: ResearchCluster, out_dir: st
     return summaries
 
 
+@asynccontextmanager
+async def research_session(*, store: StoreSettings, collection: str, personas_total: int,
+                           llm: LLMSettings | None = None, plan: ClusterPlan | None = None,
+                           address: str | None = None, cache_dir: str | None = None,
+                           recipe: ModelRecipe | None = None,
+                           ready: Callable[[ResearchCluster, dict[str, list[str]]], None] | None = None
+                           ) -> AsyncIterator[ResearchCluster]:
+    """The run's actors, started (joining `address`, else a local Ray) and up; shut down on exit.
+
+    `personas_total` sizes the writer pool (topics x personas); `ready(run, placement)`
+    hears where every actor runs (node id -> actor names) once all are up.
+    In embedded mode the store must not be open in this process: a Corpus actor opens it.
+    """
+    plan = plan or ClusterPlan()
+    llm = llm or LLMSettings()
+    recipe = recipe or ModelRecipe.for_store(store)
+    connect(address)
+    run = ResearchCluster(store, collection, llm, plan, personas_total=personas_total, cache_dir=cache_dir,
+                          recipe=recipe)
+    try:
+        placement = await asyncio.to_thread(run.wait_ready)
+        if ready:
+            ready(run, placement)
+        yield run
+    finally:
+        await asyncio.to_thread(run.shutdown)
+
+
 async def reports_distributed(topics: Sequence[str], *, store: StoreSettings, collection: str, out_dir: str,
                               llm: LLMSettings | None = None, options: ReportOptions | None = None,
                               progress: Progress | None = None, config_for: ConfigFor | None = None,
@@ -96,23 +130,19 @@ async def reports_distributed(topics: Sequence[str], *, store: StoreSettings, co
     if not topics:
         raise RaystormError("no topics: give at least one non-empty topic")
     options = options or ReportOptions()
-    plan = plan or ClusterPlan()
-    llm = llm or LLMSettings()
     out_dir = str(Path(out_dir).expanduser().resolve())
-    recipe = recipe or ModelRecipe.for_store(store)
-    connect(address)
-    run = ResearchCluster(store, collection, llm, plan, personas_total=len(topics) * (options.personas + 1),
-                          cache_dir=cache_dir, recipe=recipe)
-    try:
-        placement = await asyncio.to_thread(run.wait_ready)
+
+    def ready(run: ResearchCluster, placement: dict[str, list[str]]) -> None:
         if progress:
             nodes = "; ".join(f"{node[:8]}: {', '.join(names)}" for node, names in sorted(placement.items()))
             for topic in topics:
                 progress(topic, "cluster", f"{len(run.writers)} writers and {len(run.experts)} experts "
                                            f"on {len(placement)} node(s): {nodes}")
+
+    async with research_session(store=store, collection=collection, llm=llm, plan=plan, address=address,
+                                personas_total=len(topics) * (options.personas + 1), cache_dir=cache_dir,
+                                recipe=recipe, ready=ready) as run:
         return await report_topics(topics, run, out_dir, options, progress, config_for)
-    finally:
-        await asyncio.to_thread(run.shutdown)
 
 
 def run_reports_distributed(topics: Sequence[str], **kwargs) -> list[ReportSummary]:

@@ -1,8 +1,10 @@
 """One simulated conversation: a persona's writer and the expert in a `RoundRobinGroupChat`.
 
 The writer speaks first; the conversation ends when the writer thanks the
-expert (`TextMentionTermination`) or after `max_turns` questions and answers
-(`MaxMessageTermination`, counting the opening task message).
+expert (`TextMentionTermination`): early, or once it has heard the answer to its
+`max_turns`-th question (so the writer holds the whole conversation, e.g. to be
+interviewed after the run). `MaxMessageTermination` is the backstop for a writer
+that never thanks: the task message, the turns, and the thank-you.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ OnTurn = Callable[[Persona, DialogueTurn], None]
 
 def conversation_team(writer: ChatAgent, expert: ChatAgent, max_turns: int) -> RoundRobinGroupChat:
     """The team of one conversation; either agent may be a proxy to a Ray actor."""
-    termination = TextMentionTermination(THANK_YOU) | MaxMessageTermination(1 + 2 * max_turns)
+    termination = TextMentionTermination(THANK_YOU) | MaxMessageTermination(2 + 2 * max_turns)
     return RoundRobinGroupChat([writer, expert], termination_condition=termination,
                                custom_message_types=[TurnMessage])
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 from conftest import EXAMPLE_COLLECTION
 from storm_runs import OPTIONS, TOPICS, artifacts, copy_home
 
+from actors.calls import call
 from agents.storm.artifacts import CALL_HISTORY, RunFiles
-from cluster.distributed import ClusterPlan, run_reports_distributed
+from cluster.distributed import ClusterPlan, report_topics, research_session, run_reports_distributed
 
 PLAN = ClusterPlan(writer_actors=2, expert_actors=2)
 STAGES = ["personas", "conversations", "outline", "article", "polish"]
@@ -19,8 +21,26 @@ def test_distributed_run_writes_what_the_pipeline_writes(ray_cluster, corpus_set
     home = copy_home(corpus_settings, tmp_path / "home")
     out = tmp_path / "out"
     events: list[tuple[str, str, str]] = []
-    summaries = run_reports_distributed(TOPICS, store=home, collection=EXAMPLE_COLLECTION, out_dir=str(out),
-                                        options=OPTIONS, plan=PLAN, progress=lambda *e: events.append(e))
+
+    async def run_and_ask_the_writers():
+        # a session keeps the actors after the run: every persona's writer still holds its conversation
+        async with research_session(store=home, collection=EXAMPLE_COLLECTION, plan=PLAN,
+                                    personas_total=len(TOPICS) * (OPTIONS.personas + 1)) as run:
+            done = await report_topics(TOPICS, run, str(out), OPTIONS, lambda *e: events.append(e))
+            held = {}
+            for s in done:
+                for conv in json.loads((Path(s.directory) / "conversation_log.json").read_text()):
+                    actor, key = run.writer_for(s.topic, conv["persona"]["name"])
+                    held[(s.topic, conv["persona"]["name"])] = (conv, await call(
+                        actor.conversation.remote(key), actor="PersonaWriter", method="conversation", stage="test",
+                        timeout_s=30))
+            return done, held
+
+    summaries, held = asyncio.run(run_and_ask_the_writers())
+    assert len(held) == len(TOPICS) * (OPTIONS.personas + 1)
+    for conv, turns in held.values():
+        assert [q for q, _ in turns] == [t["user_utterance"] for t in conv["dlg_turns"]]
+        assert [a for _, a in turns] == [t["agent_utterance"] for t in conv["dlg_turns"]]
     assert [s.topic for s in summaries] == TOPICS
     assert all(s.sections > 0 and s.citations > 0 for s in summaries)
 
