@@ -22,6 +22,7 @@ from retrieval.config import DEFAULT_DENSE_MODEL
 from retrieval.errors import ModelUnavailable
 from retrieval.stopwords import STOPWORDS
 
+CLAIM_WAIT_S = 120.0  # how long a call waits for a text another thread is embedding
 _TOKENIZER_FILES = ("tokenizer.json", "config.json", "special_tokens_map.json", "tokenizer_config.json")
 
 
@@ -184,7 +185,7 @@ class DenseEmbedder:
         finally:
             self._cache.release(mine)
         for text, event in theirs.items():
-            event.wait()
+            event.wait(timeout=CLAIM_WAIT_S)  # past it, embed the text here rather than wait on
             vec = self._cache.get(text)
             found[text] = vec if vec is not None else self._run([text])[text]
         return [list(found[t]) for t in texts]

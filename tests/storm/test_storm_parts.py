@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+import numpy as np
+
+from retrieval.embeddings import DenseEmbedder
 from retrieval.infotable import InformationTable, Snippet, group_by_url, table_name
 
 from agents.storm.citations import CitationRegistry, cited_numbers, cut_unfinished, keep_valid, remap
@@ -120,6 +125,45 @@ def test_the_writer_sees_four_turns_in_full():
 def _snippet(url: str, text: str, line: int) -> Snippet:
     return Snippet(url=url, title=url.rsplit("/", 1)[-1], text=text, path=f"/docs/{line}.md", line_start=line,
                    line_end=line, passage_id=f"p{line}")
+
+
+def test_a_table_copies_the_vectors_of_corpus_passages(example_corpus):
+    c = example_corpus
+    snippets = [Snippet.from_passage(h.passage) for h in c.search("flood rider waiting period", k=4)]
+    edited = snippets[0].model_copy(update={"text": snippets[0].text + " Amended since."})
+    dense = DenseEmbedder(c.settings.dense_model, c.settings.models_dir, cache_size=0)
+    model, embedded = dense._load(), []
+
+    def counting_embed(texts, **kwargs):  # the real model, noting what it is asked to embed
+        embedded.extend(texts)
+        return model.embed(texts, **kwargs)
+
+    dense._model = SimpleNamespace(embed=counting_embed, query_embed=model.query_embed,
+                                   embedding_size=c.dense.dimension)
+    copied = InformationTable(c.store, table_name("copy test"), dense, c.sparse, source=c.collection)
+    fresh = InformationTable(c.store, table_name("fresh test"), c.dense, c.sparse)
+    for table in (copied, fresh):
+        table.drop()
+        assert table.add([*snippets, edited]) == 5
+    assert embedded == [edited.embedding_text()]  # only the snippet the corpus has no vectors for
+    try:
+        client, name = c.store.client, c.dense.vector_name
+        stored = {str(p.id): p.vector for p in client.retrieve(c.collection, ids=[s.passage_id for s in snippets],
+                                                              with_vectors=True)}
+        table_vectors = {str(p.id): p.vector for p in client.retrieve(
+            copied.collection, ids=[s.point_id for s in [*snippets, edited]], with_vectors=True)}
+        for s in snippets:  # the corpus's own vectors, dense and BM25
+            assert np.allclose(table_vectors[s.point_id][name], stored[s.passage_id][name], atol=1e-6)
+            assert table_vectors[s.point_id]["bm25"] == stored[s.passage_id]["bm25"]
+        # a snippet that no longer reads as its passage is embedded from its own text
+        assert not np.allclose(table_vectors[edited.point_id][name], stored[edited.passage_id][name], atol=1e-6)
+        assert np.allclose(table_vectors[edited.point_id][name], c.dense.embed([edited.embedding_text()])[0],
+                           atol=1e-6)
+        for query in ("waiting period", "what the flood rider excludes", "claims"):
+            assert [s.point_id for s in copied.search([query], 3)] == [s.point_id for s in fresh.search([query], 3)]
+    finally:
+        copied.drop()
+        fresh.drop()
 
 
 def test_the_table_is_idempotent_and_merges_snippets_by_url(example_corpus):
