@@ -65,7 +65,7 @@ class CorpusActor:
         return self._table(name).add(snippets)
 
     def table_search(self, name: str, queries: list[str], k: int,
-                     vectors: list[tuple[list[float], tuple[list[int], list[float]]]] | None = None) -> list[Snippet]:
+                     vectors: list[QueryVectors] | None = None) -> list[Snippet]:
         return self._table(name).search(queries, k, vectors)
 
     def table_snippets(self, name: str) -> list[Snippet]:

@@ -42,7 +42,7 @@ class RemoteTable:
     async def search(self, queries: Sequence[str], k: int) -> list[Snippet]:
         queries = [q for q in queries if q.strip()]  # the table skips blank ones too
         encoded = await asyncio.gather(*(self.encoder.encode(q, "hybrid") for q in queries))
-        vectors = None if any(v is None for v in encoded) else [(v.dense, v.sparse) for v in encoded]
+        vectors = None if any(v is None for v in encoded) else list(encoded)
         return await self._call("table_search", queries, k, vectors, stage="information table")
 
     async def snippets(self) -> list[Snippet]:

@@ -24,6 +24,7 @@ from qdrant_client import models
 from retrieval.documents import Passage
 from retrieval.embeddings import DenseEmbedder, SparseEmbedder
 from retrieval.errors import RaystormError
+from retrieval.query import QueryVectors
 from retrieval.snippets import InfoEntry, Snippet, group_by_url, table_name  # noqa: F401  (re-exported)
 from retrieval.store import SPARSE_VECTOR, PassageStore
 
@@ -109,10 +110,10 @@ class InformationTable:
         return self.store.client.count(self.collection, exact=True).count
 
     def search(self, queries: Sequence[str], k: int,
-               vectors: Sequence[tuple[list[float], tuple[list[int], list[float]]]] | None = None) -> list[Snippet]:
+               vectors: Sequence[QueryVectors] | None = None) -> list[Snippet]:
         """Up to `k` snippets for `queries` together: hybrid search per query, fused by reciprocal rank.
 
-        `vectors`: each query's (dense, BM25) vectors, already embedded by the caller."""
+        `vectors`: each query's vectors (dense and BM25), already embedded by the caller."""
         if vectors is not None and len(vectors) != len(queries):
             raise RaystormError(f"{len(vectors)} query vectors for {len(queries)} queries")
         pairs = [(q, v) for q, v in zip(queries, vectors or [None] * len(queries)) if q.strip()]
@@ -129,8 +130,9 @@ class InformationTable:
         order = sorted(fused, key=lambda pid: (-fused[pid], pid))
         return [found[pid] for pid in order[:k]]
 
-    def _search_one(self, query: str, k: int, given=None) -> list[tuple[str, Snippet]]:
-        dense, sparse = given or (self.dense.embed_query(query), self.sparse.embed_query(query))
+    def _search_one(self, query: str, k: int, given: QueryVectors | None = None) -> list[tuple[str, Snippet]]:
+        dense = given.dense if given and given.dense is not None else self.dense.embed_query(query)
+        sparse = given.sparse if given and given.sparse is not None else self.sparse.embed_query(query)
         client = self.store.client
         if sparse[0]:
             response = client.query_points(
