@@ -48,8 +48,7 @@ class CorpusActor:
 
     def warm(self) -> None:
         """Load the embedding models now, so the first search of a run does not wait for them."""
-        self._corpus.dense.dimension
-        self._corpus.sparse.embed_query("warm")
+        self._corpus.encoder.warm()
 
     def ready(self) -> str:
         """The node this actor runs on, once it is up."""

@@ -36,9 +36,7 @@ class LocalEncoder:
     def warm(self) -> None:
         """Load the models now (an actor's start-up), not on its first search."""
         if self.store is not None:
-            encoder = self._ready()
-            encoder.dense.dimension
-            encoder.sparse.embed_query("warm")
+            self._ready().warm()
 
     async def encode(self, query: str, mode: SearchMode, mmr: bool = False) -> QueryVectors | None:
         """The query's vectors; None without store settings (the corpus actor embeds it then)."""

@@ -54,6 +54,11 @@ class QueryEncoder:
         """This process's shared embedders for the store's models (one model load per process)."""
         return cls(shared_dense(settings.dense_model, settings.models_dir), SparseEmbedder(settings.models_dir))
 
+    def warm(self) -> None:
+        """Load both models now (an actor's start-up), not on the first query."""
+        self.dense.dimension
+        self.sparse.embed_query("warm")
+
     def encode(self, query: str, mode: SearchMode, mmr: bool = False) -> QueryVectors:
         return QueryVectors(dense=self.dense.embed_query(query) if mode in ("dense", "hybrid") or mmr else None,
                             sparse=self.sparse.embed_query(query) if mode in ("sparse", "hybrid") else None)

@@ -69,6 +69,7 @@ class Corpus:
         self.store = store or PassageStore(settings)
         self.dense = dense or shared_dense(settings.dense_model, settings.models_dir)
         self.sparse = sparse or SparseEmbedder(settings.models_dir)
+        self.encoder = QueryEncoder(self.dense, self.sparse)
         self.search_settings = search or SearchSettings()
         self._checked = False
 
@@ -90,7 +91,7 @@ class Corpus:
         s = self.search_settings
         mode = mode or s.mode
         if vectors is None:
-            vectors = QueryEncoder(self.dense, self.sparse).encode(query, mode, mmr)
+            vectors = self.encoder.encode(query, mode, mmr)
         dense, sparse = vectors.dense, vectors.sparse
         lacks_dense = dense is None and (mode in ("dense", "hybrid") or mmr)
         if lacks_dense or (sparse is None and mode in ("sparse", "hybrid")):
