@@ -23,6 +23,7 @@ from ray.exceptions import (
     UnserializableException,
 )
 
+from agents.retry import ACTOR_RESTART, RetryPolicy
 from retrieval.errors import RaystormError
 
 T = TypeVar("T")
@@ -116,19 +117,11 @@ def get(refs: ray.ObjectRef | Sequence[ray.ObjectRef], *, actor: str, method: st
         raise _translate(exc, actor, method, stage) from exc
 
 
-async def retrying(make_call: Callable[[], Awaitable[T]], *, attempts: int = 5, delay_s: float = 1.0) -> T:
-    """Reissue an idempotent call while its actor is unavailable (restarting, or its node left);
-    waits 1, 2, 4, 8 s between tries by default, time for Ray to notice a lost node and restart.
+async def retrying(make_call: Callable[[], Awaitable[T]], policy: RetryPolicy = ACTOR_RESTART) -> T:
+    """Reissue an idempotent call while its actor is unavailable (restarting, or its node left),
+    waiting by `policy` (time for Ray to notice a lost node and restart the actor).
 
     Timeouts and errors raised by the actor's own code are not retried: the first
     would double the wait, the second would fail again the same way.
     """
-    for attempt in range(attempts):
-        try:
-            return await make_call()
-        except ActorUnavailable:
-            if attempt == attempts - 1:
-                raise
-            await asyncio.sleep(delay_s * (2**attempt))
-    raise AssertionError("unreachable")
-
+    return await policy.run(make_call, lambda exc: isinstance(exc, ActorUnavailable))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from autogen_agentchat.agents import BaseChatAgent
 from autogen_agentchat.base import Response
@@ -143,6 +143,13 @@ class RemoteChatAgent(BaseChatAgent):
         await call(self._actor.load_state.remote(self._key, state), method="load_state", **self._bound)
 
 
+class TurnHost(Protocol):
+    """What the actors behind a `PooledChatAgent` expose (e.g. `actors.expert.ExpertActor`)."""
+
+    async def turn(self, spec: Any, state: Mapping[str, Any] | None,
+                   messages: Sequence[BaseChatMessage]) -> tuple[Response, Mapping[str, Any]]: ...
+
+
 class PooledChatAgent(BaseChatAgent):
     """Stands in for an agent that any actor of `pool` can build from `spec`; its state rides along.
 
@@ -151,14 +158,13 @@ class PooledChatAgent(BaseChatAgent):
     """
 
     def __init__(self, card: AgentCard, pool: ActorPool, spec: Any, *, stage: str,
-                 timeout_s: float = DEFAULT_TURN_TIMEOUT_S, attempts: int = 5):
+                 timeout_s: float = DEFAULT_TURN_TIMEOUT_S):
         super().__init__(card.name, card.description)
         self._produced = list(card.produced_message_types)
         self._pool = pool
         self._spec = spec
         self._stage = stage
         self._timeout_s = timeout_s
-        self._attempts = attempts
         self._state: Mapping[str, Any] | None = None
         self.last_error: Exception | None = None
 
@@ -168,8 +174,8 @@ class PooledChatAgent(BaseChatAgent):
 
     async def on_messages(self, messages: Sequence[BaseChatMessage], cancellation_token: CancellationToken) -> Response:
         task = asyncio.ensure_future(self._pool.call(
-            "turn", self._spec, self._state, list(messages), stage=self._stage, timeout_s=self._timeout_s,
-            idempotent=True, attempts=self._attempts))
+            TurnHost.turn, self._spec, self._state, list(messages), stage=self._stage, timeout_s=self._timeout_s,
+            idempotent=True))
         cancellation_token.link_future(task)
         try:
             response, self._state = await task

@@ -32,7 +32,7 @@ from retrieval.store import SearchFilter, SearchHit, SearchMode
 CORPUS_OPTIONS = ActorOptions(max_restarts=-1, max_task_retries=3)
 
 
-@ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=3)
+@ray.remote(**CORPUS_OPTIONS.ray_options())
 class CorpusActor:
     """Hosts one `retrieval.search.Corpus` and, on the same Qdrant client, the runs' tables."""
 
@@ -45,6 +45,10 @@ class CorpusActor:
     def search(self, query: str, k: int, mode: SearchMode | None, flt: SearchFilter | None,
                mmr: bool, vectors: QueryVectors | None = None) -> list[SearchHit]:
         return self._corpus.search(query, k=k, mode=mode, flt=flt, mmr=mmr, vectors=vectors)
+
+    def version(self) -> str:
+        """A hash of the collection's passage ids (`Corpus.version`), for a run's checkpoints."""
+        return self._corpus.version()
 
     def warm(self) -> None:
         """Load the embedding models now, so the first search of a run does not wait for them."""

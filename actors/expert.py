@@ -6,15 +6,14 @@ is safely reissued on another (`max_task_retries`, and the pool's own retry).
 
 The pool also runs the stages that need what an expert has (the models, the
 corpus, the run's table) and no state of their own: personas, outline, each
-section, lead and polish. `run_stage` calls the pipeline's own stage function
-with this actor's models, retriever and table filled in, so the distributed
-run computes exactly what the in-process pipeline computes.
+section, lead and polish. `run_stage` calls the flow's own stage function with
+its typed arguments and this actor's `StageContext` (models, retriever, table),
+so the distributed run computes exactly what the in-process run computes.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import ray
@@ -24,9 +23,10 @@ from pydantic import BaseModel, Field
 
 from actors.chat_proxy import stateless_turn
 from actors.models import ActorModels, ModelRecipe
-from actors.pool import ActorPool
+from actors.pool import ActorOptions, ActorPool
 from actors.retriever import PoolRetriever
 from actors.table import RemoteTable
+from agents.runtime import A, StageContext, StageFn, T
 from agents.storm.expert import ExpertAgent
 from retrieval.embeddings import embed_threads
 
@@ -36,11 +36,14 @@ class ExpertSpec(BaseModel):
 
     name: str = "expert"
     topic: str
-    search_k: int = Field(5, ge=1)
+    search_k: int = Field(ge=1, description="passages per search query")
     exclude_urls: list[str] = Field(default_factory=list)
 
 
-@ray.remote(num_cpus=0, max_restarts=3, max_task_retries=3)
+EXPERT_OPTIONS = ActorOptions(max_restarts=3, max_task_retries=3)  # stateless: every call is safe to repeat
+
+
+@ray.remote(**EXPERT_OPTIONS.ray_options())
 class ExpertActor:
     def __init__(self, recipe: ModelRecipe, gateway: ray.actor.ActorHandle, retriever: PoolRetriever,
                  store_pool: ActorPool, label: str):
@@ -61,17 +64,7 @@ class ExpertActor:
                             search_k=spec.search_k, exclude_urls=spec.exclude_urls)
         return await stateless_turn(agent, state, messages)
 
-    async def run_stage(self, fn: Callable[..., Any], topic: str, table: str | None,
-                        kwargs: dict[str, Any]) -> Any:
-        """`fn(**kwargs)` with `models`, `retriever` and `table` supplied from this actor when `fn` takes them."""
-        params = inspect.signature(fn).parameters
-        supplied: dict[str, Any] = {}
-        if "models" in params:
-            supplied["models"] = self.models.for_topic(topic)
-        if "retriever" in params:
-            supplied["retriever"] = self.retriever
-        if "table" in params:
-            if table is None:
-                raise ValueError(f"stage {fn.__name__} reads the information table, but no table was named")
-            supplied["table"] = RemoteTable(self.store_pool, table, encoder=self.retriever.encoder)
-        return await fn(**kwargs, **supplied)
+    async def run_stage(self, fn: StageFn[A, T], args: A, table: str | None) -> T:
+        """`fn(args, ctx)` with this actor's models (for `args.topic`), retriever and the table `table`."""
+        remote = RemoteTable(self.store_pool, table, encoder=self.retriever.encoder) if table else None
+        return await fn(args, StageContext(self.models.for_topic(args.topic), self.retriever, remote))

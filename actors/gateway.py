@@ -25,6 +25,7 @@ from collections import deque
 import ray
 from pydantic import BaseModel, Field
 
+from actors.pool import ActorOptions
 from agents.lm.cache import CachedCompletion, CompletionCache
 from agents.lm.usage import UsageLedger, UsageRecord, UsageSummary, UsageTotals
 
@@ -171,7 +172,10 @@ class UsageBook:
         return UsageReport(summary=self.ledger.summary(), by_actor=by_actor, by_topic=by_topic, gates=gates)
 
 
-@ray.remote(num_cpus=0, max_restarts=3, max_concurrency=100_000)
+GATEWAY_OPTIONS = ActorOptions(max_restarts=3, max_concurrency=100_000)  # every model call of the run waits on it
+
+
+@ray.remote(**GATEWAY_OPTIONS.ray_options())
 class LLMGateway:
     """Thin host of one `EndpointGate` per endpoint, the run's `UsageBook` and the completion cache.
 

@@ -48,7 +48,7 @@ class HopperResult(BaseModel):
     latency_s: float = 0.0
 
 
-@ray.remote(num_cpus=0, max_restarts=3)
+@ray.remote(**HOPPER_OPTIONS.ray_options())
 class Hopper:
     """Thin host: one set of models, one retriever, any number of questions."""
 
@@ -92,7 +92,7 @@ class HopperPool:
     async def answer(self, question: str, strategy: StrategyChoice) -> HopperResult:
         """One question on the least busy Hopper; a Hopper that died is replaced by another's answer."""
         async with self._slots:
-            return await self.pool.call("answer", question, strategy, stage="multihop",
+            return await self.pool.call(Hopper.answer, question, strategy, stage="multihop",
                                         timeout_s=self.timeout_s, idempotent=True)
 
     def kill(self) -> None:

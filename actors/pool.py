@@ -8,13 +8,17 @@ the call is marked safe to repeat.
 
     pool = ActorPool.create(ExpertActor, size=4, options=ActorOptions(max_task_retries=2),
                             label="Expert", args=(settings,))
-    answer = await pool.call("answer", question, stage="conversation", timeout_s=120, idempotent=True)
+    answer = await pool.call(ExpertActor.turn, spec, state, messages, stage="conversations", timeout_s=120,
+                             idempotent=True)
+
+A call names the actor method itself (`ExpertActor.turn`), not a string: a renamed
+method fails where the call is written, in any process.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import ray
@@ -73,6 +77,12 @@ def default_pool_size(per_cpu: float = 1.0, at_most: int | None = None) -> int:
     return min(size, at_most) if at_most else size
 
 
+def method_name(method: Callable[..., Any] | str) -> str:
+    """The name to call on a handle: `ExpertActor.turn` -> "turn" (a string only for a method
+    every actor class has, like `ready`)."""
+    return method if isinstance(method, str) else method.__name__
+
+
 class ActorPool:
     """N actors of one class; each call goes to the one with the fewest calls in flight from here."""
 
@@ -112,15 +122,19 @@ class ActorPool:
         # healthy first, then fewest in flight; ties broken round robin so idle pools still rotate
         return min(range(n), key=lambda i: (i in self._suspect, self._in_flight[i], (i - turn) % n))
 
-    async def call(self, method: str, *args: Any, stage: str, timeout_s: float, idempotent: bool = False,
-                   attempts: int = 5) -> Any:
-        """`method(*args)` on the least busy actor; an idempotent call moves on if its actor is gone."""
+    async def call(self, method: Callable[..., Any], *args: Any, stage: str, timeout_s: float,
+                   idempotent: bool = False) -> Any:
+        """`method(*args)` on the least busy actor; an idempotent call moves on if its actor is gone.
+
+        `method`: the actor class's method, e.g. `ExpertActor.run_stage`."""
+        name = method_name(method)
+
         async def once() -> Any:
             i = self._pick()
             self._in_flight[i] += 1
             try:
-                ref = getattr(self.handles[i], method).remote(*args)
-                out = await call(ref, actor=self.name(i), method=method, stage=stage, timeout_s=timeout_s)
+                ref = getattr(self.handles[i], name).remote(*args)
+                out = await call(ref, actor=self.name(i), method=name, stage=stage, timeout_s=timeout_s)
             except ActorUnavailable:
                 self._suspect.add(i)
                 raise
@@ -131,15 +145,16 @@ class ActorPool:
 
         if not idempotent:
             return await once()
-        return await retrying(once, attempts=attempts)
+        return await retrying(once)
 
-    def broadcast(self, method: str, *args: Any, stage: str, timeout_s: float) -> list[Any]:
+    def broadcast(self, method: Callable[..., Any] | str, *args: Any, stage: str, timeout_s: float) -> list[Any]:
         """`method(*args)` on every actor, waiting for all (e.g. `ready`)."""
-        refs = [getattr(h, method).remote(*args) for h in self.handles]
-        return get(refs, actor=f"{self.label}[*]", method=method, stage=stage, timeout_s=timeout_s)
+        name = method_name(method)
+        refs = [getattr(h, name).remote(*args) for h in self.handles]
+        return get(refs, actor=f"{self.label}[*]", method=name, stage=stage, timeout_s=timeout_s)
 
     def wait_ready(self, timeout_s: float = 120.0, stage: str = "startup") -> list[Any]:
-        """Wait until every actor answers `ready()`; their answers (raystorm's actors: their node ids)."""
+        """Wait until every actor answers `ready()` (every raystorm actor has it: its node id)."""
         return self.broadcast("ready", stage=stage, timeout_s=timeout_s)
 
     def kill(self) -> None:

@@ -8,6 +8,7 @@ passages start fast. Each caller embeds its own queries with the store's models
 from __future__ import annotations
 
 import asyncio
+from typing import Protocol
 
 from actors.pool import ActorPool
 from retrieval.config import StoreSettings
@@ -45,6 +46,13 @@ class LocalEncoder:
         return await asyncio.to_thread(self._ready().encode, query, mode, mmr)
 
 
+class SearchHost(Protocol):
+    """What the actors behind a `PoolRetriever` expose (`actors.corpus.CorpusActor`)."""
+
+    def search(self, query: str, k: int, mode: SearchMode | None, flt: SearchFilter | None,
+               mmr: bool, vectors: QueryVectors | None = None) -> list[SearchHit]: ...
+
+
 class PoolRetriever:
     """A `Retriever` over corpus actors; picklable, so other actors search through it too.
 
@@ -61,5 +69,5 @@ class PoolRetriever:
 
     async def search(self, query: str, k: int = 5, flt: SearchFilter | None = None) -> list[SearchHit]:
         vectors = await self.encoder.encode(query, self.mode or DEFAULT_MODE, self.mmr)
-        return await self.pool.call("search", query, k, self.mode, flt, self.mmr, vectors, stage="search",
+        return await self.pool.call(SearchHost.search, query, k, self.mode, flt, self.mmr, vectors, stage="search",
                                     timeout_s=self.timeout_s, idempotent=True)

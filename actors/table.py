@@ -11,13 +11,30 @@ row, and every call is marked safe to repeat.
 from __future__ import annotations
 
 import asyncio
-from typing import Sequence
+from collections.abc import Callable
+from typing import Any, Protocol, Sequence
 
 from actors.pool import ActorPool
 from actors.retriever import LocalEncoder
+from retrieval.query import QueryVectors
 from retrieval.snippets import InfoEntry, Snippet, group_by_url
 
 TABLE_TIMEOUT_S = 120.0
+
+
+class TableHost(Protocol):
+    """What the actors behind a `RemoteTable` expose (`actors.corpus.CorpusActor`)."""
+
+    def table_add(self, name: str, snippets: list[Snippet]) -> int: ...
+
+    def table_search(self, name: str, queries: list[str], k: int,
+                     vectors: list[QueryVectors] | None = None) -> list[Snippet]: ...
+
+    def table_snippets(self, name: str) -> list[Snippet]: ...
+
+    def table_count(self, name: str) -> int: ...
+
+    def table_drop(self, name: str) -> None: ...
 
 
 class RemoteTable:
@@ -32,27 +49,27 @@ class RemoteTable:
         self.timeout_s = timeout_s
         self.encoder = encoder or LocalEncoder(None)
 
-    async def _call(self, method: str, *args, stage: str):
+    async def _call(self, method: Callable[..., Any], *args, stage: str):
         return await self.pool.call(method, self.name, *args, stage=stage, timeout_s=self.timeout_s,
                                     idempotent=True)
 
     async def add(self, snippets: Sequence[Snippet]) -> int:
-        return await self._call("table_add", list(snippets), stage="information table")
+        return await self._call(TableHost.table_add, list(snippets), stage="information table")
 
     async def search(self, queries: Sequence[str], k: int) -> list[Snippet]:
         queries = [q for q in queries if q.strip()]  # the table skips blank ones too
         encoded = await asyncio.gather(*(self.encoder.encode(q, "hybrid") for q in queries))
         vectors = None if any(v is None for v in encoded) else list(encoded)
-        return await self._call("table_search", queries, k, vectors, stage="information table")
+        return await self._call(TableHost.table_search, queries, k, vectors, stage="information table")
 
     async def snippets(self) -> list[Snippet]:
-        return await self._call("table_snippets", stage="information table")
+        return await self._call(TableHost.table_snippets, stage="information table")
 
     async def count(self) -> int:
-        return await self._call("table_count", stage="information table")
+        return await self._call(TableHost.table_count, stage="information table")
 
     async def url_to_info(self) -> dict[str, InfoEntry]:
         return group_by_url(await self.snippets())
 
     async def drop(self) -> None:
-        await self._call("table_drop", stage="information table")
+        await self._call(TableHost.table_drop, stage="information table")

@@ -23,12 +23,17 @@ from autogen_agentchat.messages import BaseChatMessage
 
 from actors.chat_proxy import AgentCard, ChatAgentHost
 from actors.models import ActorModels, ModelRecipe
+from actors.pool import ActorOptions
 from agents.storm.records import Persona
 from agents.storm.writer import WriterAgent
 from retrieval.embeddings import embed_threads
 
 
-@ray.remote(num_cpus=0, max_restarts=3, max_task_retries=0)
+# its calls are not safe to repeat (a turn moves the conversation on): a lost writer is replaced instead
+WRITER_OPTIONS = ActorOptions(max_restarts=3, max_task_retries=0)
+
+
+@ray.remote(**WRITER_OPTIONS.ray_options())
 class PersonaWriter:
     def __init__(self, recipe: ModelRecipe, gateway: ray.actor.ActorHandle, label: str):
         embed_threads(1)
@@ -60,6 +65,3 @@ class PersonaWriter:
         """The writer's (question, answer) turns so far."""
         agent = self.host.agent(key)
         return list(agent.turns)
-
-    def writers(self) -> list[str]:
-        return sorted(self.host.agents)

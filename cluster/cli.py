@@ -17,11 +17,21 @@ COMMAND_MODULES = [
     "cluster.commands.ask",
     "cluster.commands.bench",
     "cluster.commands.submit",
+    "cluster.commands.interview",
+    "cluster.commands.graph",
+    "cluster.commands.wiki",
 ]
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Usage errors in one line on stderr, exit 2; subcommand parsers inherit this class."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="raystorm",
         description=(
             "Distributed deep research: ingest a document collection, search it, "
@@ -33,15 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Run `raystorm COMMAND --help` for a command's options. Data lives in "
         "$RAYSTORM_HOME (default ~/.raystorm) unless --data-dir is given.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:  # a command not built yet
-                continue
-            raise
-        module.register(sub)
+        importlib.import_module(name).register(sub)
     return parser
 
 

@@ -1,14 +1,14 @@
 """The STORM pipeline on Ray: every topic and every persona at once, over the actor system.
 
 `run_reports_distributed(topics, ...)` writes the same artifacts as the
-in-process `agents.storm.pipeline.run_report` called for each topic in turn (as
-`raystorm report` does), all topics at once here. The per-topic flow and its
-checkpoints are the pipeline's (`cluster.distributed_topic`); what changes is
-where each stage runs (`cluster.distributed_actors`):
+in-process run (`agents.storm.flow.run_topic` on a `LocalRuntime`, one topic
+after another, as `raystorm report` does), all topics at once here. The
+per-topic flow and its checkpoints are the same function; what changes is the
+runtime (`cluster.ray_runtime.RayRuntime`), i.e. where each stage runs:
 
-- personas, outline, each section, lead + polish: the pipeline's own stage
-  functions, on the `Expert` pool (`run_stage`);
-- conversations: the pipeline's own `converse` team, run by the driver, with the
+- personas, outline, each section, lead + polish: the flow's own stage
+  functions, on the `Expert` pool (`ExpertActor.run_stage`);
+- conversations: the flow's own `converse` team, run by the driver, with the
   persona's writer on a `PersonaWriter` actor (`RemoteChatAgent`) and the expert
   on the expert pool (`PooledChatAgent`): one team spans the cluster;
 - the information table: on the Corpus actors (`RemoteTable`), idempotent;
@@ -36,14 +36,14 @@ from pydantic import BaseModel
 
 from actors.models import ModelRecipe
 from agents.lm.settings import LLMSettings
-from agents.storm.pipeline import Progress, ReportOptions, ReportSummary
+from agents.storm.flow import Progress, ProgressEvent, ReportOptions, ReportSummary, run_table_name, run_topic
 from cluster.distributed_actors import ClusterPlan, ResearchCluster
-from cluster.distributed_topic import report_topic, run_table_name
+from cluster.ray_runtime import RayRuntime
 from cluster.runtime import connect
 from retrieval.config import StoreSettings
 from retrieval.errors import RaystormError
 
-__all__ = ["ClusterPlan", "ResearchCluster", "TopicsFailed", "report_topic", "report_topics",
+__all__ = ["ClusterPlan", "ResearchCluster", "TopicsFailed", "report_topics",
            "reports_distributed", "research_session", "run_reports_distributed", "run_table_name"]
 
 
@@ -65,11 +65,12 @@ async def report_topics(topics: Sequence[str], run: ResearchCluster, out_dir: st
                         config_for: ConfigFor | None = None) -> list[ReportSummary]:
     """Every topic at once (at most `plan.topics_in_flight`); a failed topic does not stop the others."""
     limit = asyncio.Semaphore(run.plan.topics_in_flight or max(len(topics), 1))
+    runtime = RayRuntime(run)
 
     async def one(topic: str) -> ReportSummary:
         async with limit:
-            return await report_topic(topic, run, out_dir, options, progress,
-                                      config_for(topic) if config_for else None)
+            return await run_topic(topic, runtime, out_dir, options, progress=progress,
+                                   config=config_for(topic) if config_for else None, llm=run.recipe.llm)
 
     results = await asyncio.gather(*(one(t) for t in topics), return_exceptions=True)
     failures = {t: r for t, r in zip(topics, results) if isinstance(r, BaseException)}
@@ -118,7 +119,7 @@ async def reports_distributed(topics: Sequence[str], *, store: StoreSettings, co
                               ) -> list[ReportSummary]:
     """Research and write every topic's report on Ray (joining `address`, else a local Ray).
 
-    The same results and files as calling `run_report` for each topic, one after
+    The same results and files as the in-process run of each topic, one after
     another, as `raystorm report` does. `config_for(topic)`: that topic's
     run_config.json. `cache_dir`: the completion cache (on the driver's node).
     `recipe`: how actors build their models beyond `llm`; by default the extractive
@@ -131,13 +132,18 @@ async def reports_distributed(topics: Sequence[str], *, store: StoreSettings, co
         raise RaystormError("no topics: give at least one non-empty topic")
     options = options or ReportOptions()
     out_dir = str(Path(out_dir).expanduser().resolve())
+    plan = plan or ClusterPlan()
+    if options.writer == "react" and not plan.report_agents:
+        # one report agent per topic in flight: a topic's sections are written one after another
+        plan = plan.model_copy(update={"report_agents": min(len(topics), plan.topics_in_flight or len(topics), 8)})
 
     def ready(run: ResearchCluster, placement: dict[str, list[str]]) -> None:
         if progress:
             nodes = "; ".join(f"{node[:8]}: {', '.join(names)}" for node, names in sorted(placement.items()))
             for topic in topics:
-                progress(topic, "cluster", f"{len(run.writers)} writers and {len(run.experts)} experts "
-                                           f"on {len(placement)} node(s): {nodes}")
+                progress(ProgressEvent(topic=topic, stage="cluster", kind="note",
+                                       detail=f"{len(run.writers)} writers and {len(run.experts)} experts "
+                                              f"on {len(placement)} node(s): {nodes}"))
 
     async with research_session(store=store, collection=collection, llm=llm, plan=plan, address=address,
                                 personas_total=len(topics) * (options.personas + 1), cache_dir=cache_dir,

@@ -13,11 +13,12 @@ from pydantic import BaseModel, Field
 
 from actors.calls import get
 from actors.corpus import CorpusPool
-from actors.expert import ExpertActor
-from actors.gateway import EndpointLimits, GatewaySettings, LLMGateway, UsageReport
+from actors.expert import EXPERT_OPTIONS, ExpertActor
+from actors.gateway import GATEWAY_OPTIONS, EndpointLimits, GatewaySettings, LLMGateway
 from actors.models import INJECTED_ENDPOINT, ModelRecipe
-from actors.pool import ActorOptions, ActorPool, alive_nodes, cluster_cpus
-from actors.writer import PersonaWriter
+from actors.pool import ActorPool, alive_nodes, cluster_cpus
+from actors.report_agent import REPORT_AGENT_OPTIONS, ReportAgentActor
+from actors.writer import WRITER_OPTIONS, PersonaWriter
 from agents.lm.settings import LLMSettings
 from cluster.runtime import cluster_info, driver_node_id
 from retrieval.config import StoreSettings
@@ -47,6 +48,7 @@ class ClusterPlan(BaseModel):
     turn_timeout_s: float = Field(600.0, gt=0, description="one writer or expert turn")
     stage_timeout_s: float = Field(1800.0, gt=0, description="one stage call on an expert actor")
     conversation_attempts: int = Field(3, ge=1, description="tries of a conversation whose writer died")
+    report_agents: int = Field(0, ge=0, description="ReportAgent actors (--writer react; 0: none started)")
 
 
 class ResearchCluster:
@@ -71,7 +73,7 @@ class ResearchCluster:
         if recipe.inject_latency_s and not plan.llm_concurrency:
             # a stand-in endpoint: as many in flight as the run asks for, unless limited explicitly
             endpoints[INJECTED_ENDPOINT] = EndpointLimits(concurrency=10_000)
-        gateway_options = ActorOptions(max_restarts=3, pin_node=driver, max_concurrency=100_000)
+        gateway_options = GATEWAY_OPTIONS.model_copy(update={"pin_node": driver})
         self.gateway = LLMGateway.options(**gateway_options.ray_options()).remote(
             GatewaySettings(default=default_limits, endpoints=endpoints, cache_dir=cache_dir))
         corpus_size = plan.corpus_actors or alive_nodes()
@@ -80,13 +82,18 @@ class ResearchCluster:
         env = {"env_vars": keys} if keys else None
         self.writers = ActorPool.create(
             PersonaWriter, plan.writer_actors or min(max(personas_total, 1), max(cpus, 2)),
-            ActorOptions(max_restarts=3, max_task_retries=0, resources=plan.research_resources), label="PersonaWriter",
+            WRITER_OPTIONS.model_copy(update={"resources": plan.research_resources}), label="PersonaWriter",
             args=(recipe, self.gateway), runtime_env=env, pass_label=True)
         self.experts = ActorPool.create(
             ExpertActor, plan.expert_actors or max(cpus, 2),
-            ActorOptions(max_restarts=3, max_task_retries=3, resources=plan.research_resources),
+            EXPERT_OPTIONS.model_copy(update={"resources": plan.research_resources}),
             label="Expert", args=(recipe, self.gateway, self.corpus.retriever(), self.corpus.pool),
             runtime_env=env, pass_label=True)
+        self.report_agents = ActorPool.create(
+            ReportAgentActor, plan.report_agents,
+            REPORT_AGENT_OPTIONS.model_copy(update={"resources": plan.research_resources}), label="ReportAgent",
+            args=(recipe, self.gateway, self.corpus.retriever()), runtime_env=env,
+            pass_label=True) if plan.report_agents else None
         self._slot = 0
         self._writer_of: dict[tuple[str, str], tuple[int, str]] = {}  # (topic, persona) -> (writer actor, key)
 
@@ -105,7 +112,7 @@ class ResearchCluster:
                       timeout_s=timeout_s)
         where.setdefault(gateway, []).append("LLMGateway")
         self.corpus.wait_ready(timeout_s)
-        for pool in (self.corpus.pool, self.writers, self.experts):
+        for pool in (self.corpus.pool, self.writers, self.experts, *([self.report_agents] if self.report_agents else [])):
             for i, node in enumerate(pool.wait_ready(timeout_s)):
                 where.setdefault(node, []).append(pool.name(i))
         return where
@@ -115,17 +122,8 @@ class ResearchCluster:
         self._slot += 1
         return slot
 
-    async def stage(self, stage: str, fn, topic: str, table: str | None, kwargs: dict):
-        """The pipeline's stage function `fn(**kwargs)` on an expert actor (models, retriever, table filled in)."""
-        return await self.experts.call("run_stage", fn, topic, table, kwargs, stage=stage,
-                                       timeout_s=self.plan.stage_timeout_s, idempotent=True)
-
-    def usage(self) -> UsageReport:
-        return get(self.gateway.report.remote(), actor="LLMGateway", method="report", stage="usage",
-                   timeout_s=60)
-
     def shutdown(self) -> None:
-        for pool in (self.writers, self.experts):
+        for pool in (self.writers, self.experts, *([self.report_agents] if self.report_agents else [])):
             pool.kill()
         self.corpus.kill()
         ray.kill(self.gateway, no_restart=True)

@@ -48,7 +48,9 @@ class Document(BaseModel):
 
     @property
     def source(self) -> str:
-        """What a citation shows: the URL when the document has one, else the path."""
+        """What a citation shows: the URL when the document has one, else the path. A URL alone
+        does not identify a document (any file's front matter may claim it): `doc_id` derives
+        from the path, and a citation names the file as well."""
         return self.url or self.path
 
     @staticmethod

@@ -4,7 +4,7 @@ STORM collects each answer's search results into a table keyed by URL, merging
 the snippets of one URL, and later retrieves from it per section. Here the table
 is a Qdrant collection (`infotable-<run id>`, in the same store as the corpus, so
 embedded mode shares the one client), with the same dense + BM25 vectors as
-passages. A point id is derived from the URL and the snippet's sha256, so adding
+passages. A point id is derived from the source (URL and file) and the snippet's sha256, so adding
 the same snippet twice (a retried turn, a resumed run) writes it once.
 
 A snippet found in the corpus already has its vectors there: with `source` (the
@@ -40,7 +40,7 @@ def _is_uuid(text: str) -> bool:
 
 
 class InformationTable:
-    """Snippets deduplicated by URL, searchable like the corpus. Not thread-safe: one caller at a time."""
+    """Snippets deduplicated per source (URL and file), searchable like the corpus. Not thread-safe: one caller at a time."""
 
     def __init__(self, store: PassageStore, collection: str, dense: DenseEmbedder, sparse: SparseEmbedder,
                  fusion_k: int = 60, source: str | None = None):
@@ -146,7 +146,7 @@ class InformationTable:
         return [(str(p.id), Snippet.model_validate(p.payload)) for p in response.points]
 
     def snippets(self) -> list[Snippet]:
-        """Every snippet, in a stable order (by URL, then place in the source)."""
+        """Every snippet, in a stable order (by URL, file, then place in the source)."""
         if not self.store.client.collection_exists(self.collection):
             return []
         out: list[Snippet] = []
@@ -157,7 +157,7 @@ class InformationTable:
             out += [Snippet.model_validate(p.payload) for p in points]
             if offset is None:
                 break
-        return sorted(out, key=lambda s: (s.url, s.record or 0, s.line_start, s.line_end, s.passage_id))
+        return sorted(out, key=lambda s: (s.url, s.path, s.record or 0, s.line_start, s.line_end, s.passage_id))
 
     def url_to_info(self) -> dict[str, InfoEntry]:
         """The table as STORM's url_to_info: URL → title and merged snippets."""

@@ -19,7 +19,7 @@ from retrieval.embeddings import DenseEmbedder, SparseEmbedder
 from retrieval.errors import EmptyCorpus
 from retrieval.loaders import Skipped, load_paths
 from retrieval.splitter import DEFAULT_MAX_WORDS, split_document
-from retrieval.store import PassageStore
+from retrieval.store import PassageStore, check_collection_name
 
 Progress = Callable[[int, int], None]  # (passages embedded so far, passages to embed)
 
@@ -31,13 +31,22 @@ class IngestSummary(BaseModel):
     added: int = 0
     removed: int = 0
     unchanged: int = 0
+    duplicates: int = 0  # passages identical to another of this ingest (same file, lines and text)
     pruned_files: int = 0
     skipped: list[Skipped] = Field(default_factory=list)
+    shared_urls: dict[str, list[str]] = Field(default_factory=dict)  # URL -> the files that claim it
     seconds: float = 0.0
 
     def line(self) -> str:
+        duplicates = f", {self.duplicates} duplicates" if self.duplicates else ""
         return (f"{self.documents} documents, {self.passages} passages ({self.added} added, {self.removed} removed, "
-                f"{self.unchanged} unchanged), {len(self.skipped)} skipped, {self.seconds:.1f} s")
+                f"{self.unchanged} unchanged{duplicates}), {len(self.skipped)} skipped, {self.seconds:.1f} s")
+
+    def warnings(self, show: Callable[[str], str] = str) -> list[str]:
+        """One line per URL that several files claim (`show` renders a path)."""
+        return [f"warning: {len(paths)} files claim the URL {url}: {', '.join(show(p) for p in paths)}; "
+                f"they stay separate sources, each cited by its own file and lines"
+                for url, paths in self.shared_urls.items()]
 
 
 class Ingestor:
@@ -55,6 +64,7 @@ class Ingestor:
                      progress: Progress | None = None, on_skip: Callable[[Skipped], None] | None = None
                      ) -> IngestSummary:
         started = time.perf_counter()
+        check_collection_name(collection)
         documents, skipped = [], []
         for item in load_paths(list(paths)):
             if isinstance(item, Skipped):
@@ -74,13 +84,14 @@ class Ingestor:
                          prune_under: Sequence[str] | None = None, progress: Progress | None = None
                          ) -> IngestSummary:
         started = time.perf_counter()
+        check_collection_name(collection)
         if not documents and not (prune_under and self.store.exists(collection)):
             raise EmptyCorpus("no loadable documents found: raystorm reads .md .txt .html .json .jsonl .csv")
         passages = [p for doc in documents for p in split_document(doc, self.max_words)]
         summary = IngestSummary(collection=collection, documents=len(documents), passages=len(passages))
         if documents:
             self.store.ensure(collection, self.dense.vector_name, self.dense.model_name, self.dense.dimension)
-        stored = self.store.ids_by_path(collection) if self.store.exists(collection) else {}
+        stored, stored_urls = self.store.scan(collection) if self.store.exists(collection) else ({}, {})
         wanted: dict[str, set[str]] = {}
         for p in passages:
             wanted.setdefault(p.path, set()).add(p.passage_id)
@@ -91,11 +102,19 @@ class Ingestor:
             summary.pruned_files = len(gone)
             stale += [pid for path in gone for pid in stored[path]]
         known = {pid for ids in stored.values() for pid in ids}
-        todo = _unique([p for p in passages if p.passage_id not in known])
-        summary.unchanged = len(passages) - len(todo)
+        unique = _unique(passages)
+        todo = [p for p in unique if p.passage_id not in known]
+        summary.duplicates = len(passages) - len(unique)
+        summary.unchanged = len(unique) - len(todo)
+        # files stored before and kept: their URLs count as claims too
+        kept = [p for p in stored if p not in wanted and not (prune_under and _under(p, prune_under))]
+        summary.shared_urls = shared_urls(documents, {p: stored_urls.get(p, set()) for p in kept})
         self._write(collection, todo, progress)
         self.store.delete(collection, stale)
         summary.added, summary.removed = len(todo), len(stale)
+        from retrieval.graph.store import GraphStore  # the evidence graph follows every ingest and prune
+
+        GraphStore(self.store).update(collection, documents, passages, prune_under)
         summary.seconds = time.perf_counter() - started
         return summary
 
@@ -112,6 +131,19 @@ class Ingestor:
                               self.sparse.embed(texts))
             if progress:
                 progress(min(start + self.batch, total), total)
+
+
+def shared_urls(documents: Sequence[Document], others: dict[str, set[str]]) -> dict[str, list[str]]:
+    """The URLs of `documents` that more than one file claims, counting `others` (file -> URLs) as well."""
+    claims: dict[str, set[str]] = {}
+    for path, urls in others.items():
+        for url in urls:
+            claims.setdefault(url, set()).add(path)
+    for doc in documents:
+        if doc.url:
+            claims.setdefault(doc.url, set()).add(doc.path)
+    mine = {doc.url for doc in documents if doc.url}
+    return {url: sorted(paths) for url, paths in sorted(claims.items()) if url in mine and len(paths) > 1}
 
 
 def _under(path: str, roots: Sequence[str]) -> bool:

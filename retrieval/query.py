@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from retrieval.config import StoreSettings
 from retrieval.documents import Passage
 from retrieval.embeddings import DenseEmbedder, SparseEmbedder, shared_dense
+from retrieval.graph.model import PassageStatus
 
 SearchMode = Literal["dense", "sparse", "hybrid"]
 DEFAULT_MODE: SearchMode = "hybrid"
@@ -33,6 +34,7 @@ class SearchHit(BaseModel):
     rank: int
     score: float
     passage: Passage
+    status: PassageStatus | None = None  # current / superseded / amended, from the evidence graph (None: no graph)
 
 
 class QueryVectors(BaseModel):

@@ -9,14 +9,20 @@ a shared store owner) passes `QueryVectors`, and the store owner only searches.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import math
 from concurrent.futures import ThreadPoolExecutor
 
 from pydantic import BaseModel
 
 from retrieval.config import StoreSettings
+from retrieval.documents import Passage
 from retrieval.embeddings import DenseEmbedder, SparseEmbedder, shared_dense
 from retrieval.errors import RaystormError
+from retrieval.graph.current import rank_current_first
+from retrieval.graph.store import GraphStore
+from retrieval.graph.view import EvidenceGraph
+from retrieval.mmr import mmr
 from retrieval.query import (  # noqa: F401  (Retriever, SearchFilter, SearchHit: re-exported from here)
     DEFAULT_MODE, QueryEncoder, QueryVectors, Retriever, SearchFilter, SearchHit, SearchMode)
 from retrieval.store import PassageStore
@@ -35,6 +41,10 @@ class SearchSettings(BaseModel):
     sparse_weight: float = 0.3
     mmr_lambda: float = 0.7  # relevance share when MMR is on
     mmr_depth: int = 4  # MMR picks k out of k * depth candidates
+    # the evidence graph: mark each hit current/superseded/amended, rank superseded ones last and hand them
+    # over framed as history (retrieval.graph.current); False reads the collection as if it had no graph
+    prefer_current: bool = True
+    current_depth: int = 2  # read k * this many candidates to fill k with current ones (2-fold CV: bench_graph.py)
 
 
 def _cosine(a: list[float], b: list[float]) -> float:
@@ -45,17 +55,8 @@ def _cosine(a: list[float], b: list[float]) -> float:
 
 def mmr_order(query: list[float], candidates: list[list[float]], k: int, lambda_: float) -> list[int]:
     """Maximal marginal relevance: indices of k candidates, relevant yet unlike each other."""
-    relevance = [_cosine(query, c) for c in candidates]
-    chosen: list[int] = []
-    left = list(range(len(candidates)))
-    while left and len(chosen) < k:
-        def gain(i: int) -> float:
-            redundancy = max((_cosine(candidates[i], candidates[j]) for j in chosen), default=0.0)
-            return lambda_ * relevance[i] - (1 - lambda_) * redundancy
-        best = max(left, key=gain)
-        chosen.append(best)
-        left.remove(best)
-    return chosen
+    return mmr([_cosine(query, c) for c in candidates], lambda i, j: _cosine(candidates[i], candidates[j]), k,
+               lambda_)
 
 
 class Corpus:
@@ -72,6 +73,7 @@ class Corpus:
         self.encoder = QueryEncoder(self.dense, self.sparse)
         self.search_settings = search or SearchSettings()
         self._checked = False
+        self._graph: EvidenceGraph | bool | None = None
 
     def check(self) -> None:
         """Fail early, with the fix, if the collection is missing, empty or from another model."""
@@ -100,15 +102,46 @@ class Corpus:
             return []  # only stopwords or unknown tokens: BM25 has nothing to match
         if mode == "hybrid" and not sparse[0]:
             mode = "dense"
-        limit = k * s.mmr_depth if mmr else k
+        graph = self.graph() if s.prefer_current else None
+        superseded = graph is not None and graph.has_superseded()
+        limit = k * s.mmr_depth if mmr else (s.current_depth * k if superseded else k)  # room for current ones
         found = self.store.query(self.collection, mode, limit, self.dense.vector_name, dense, sparse, flt,
                                  with_vectors=mmr, fusion_k=s.fusion_k,
                                  fusion_weights=(s.dense_weight, s.sparse_weight))
         if mmr and found:
             vectors = [p.vector[self.dense.vector_name] for p, _ in found]
             found = [found[i] for i in mmr_order(dense, vectors, k, s.mmr_lambda)]
-        return [SearchHit(rank=r, score=float(p.score), passage=passage)
-                for r, (p, passage) in enumerate(found[:k], start=1)]
+        if graph is None:
+            return [SearchHit(rank=r, score=float(p.score), passage=passage)
+                    for r, (p, passage) in enumerate(found[:k], start=1)]
+        scores = {passage.passage_id: float(p.score) for p, passage in found}
+
+        def newer(doc_ids: list[str]) -> list[Passage]:  # the superseding documents' best passages, same query
+            if flt and flt.doc_ids and not set(doc_ids) & set(flt.doc_ids):
+                return []
+            within = (flt or SearchFilter()).model_copy(update={"doc_ids": doc_ids})
+            more = self.store.query(self.collection, mode, 6 * len(doc_ids), self.dense.vector_name, dense, sparse,
+                                    within, fusion_k=s.fusion_k, fusion_weights=(s.dense_weight, s.sparse_weight))
+            scores.update({passage.passage_id: float(p.score) for p, passage in more})
+            return [passage for _, passage in more]
+
+        ranked = rank_current_first(graph, [passage for _, passage in found], k, newer)
+        return [SearchHit(rank=r, score=scores[passage.passage_id], passage=passage, status=status)
+                for r, (passage, status) in enumerate(ranked, start=1)]
+
+    def graph(self) -> EvidenceGraph | None:
+        """The collection's evidence graph, read once (None when it has none)."""
+        if self._graph is None:
+            graphs = GraphStore(self.store)
+            self._graph = graphs.load(self.collection) if graphs.exists(self.collection) else False
+        return self._graph or None
+
+    def version(self) -> str:
+        """What the collection holds, as one hash of its passage ids. Ids derive from each passage's
+        text and place, so it changes whenever a passage is added, edited, moved or removed."""
+        self.check()
+        ids = sorted(i for group in self.store.ids_by_path(self.collection).values() for i in group)
+        return hashlib.sha256("\n".join(ids).encode()).hexdigest()[:16]
 
     def close(self) -> None:
         self.store.close()
@@ -127,6 +160,9 @@ class AsyncCorpus:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
             self._pool, lambda: self.corpus.search(query, k=k, mode=self.mode, flt=flt, mmr=self.mmr))
+
+    async def version(self) -> str:
+        return await asyncio.get_running_loop().run_in_executor(self._pool, self.corpus.version)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)

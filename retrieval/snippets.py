@@ -1,4 +1,8 @@
-"""What an information table holds: snippets with their exact place, merged per URL.
+"""What an information table holds: snippets with their exact place, merged per source.
+
+A source is a URL *and* the file it was read from: two files whose front matter
+claim one URL stay two sources, so a citation always names the file and lines
+its text came from (never another file that happens to share the URL).
 
 Light on purpose (no Qdrant client): agents and the actors that only read and
 write snippets import this; `retrieval.infotable` stores them in Qdrant.
@@ -37,8 +41,13 @@ class Snippet(BaseModel):
                    line_end=p.line_end, passage_id=p.passage_id, heading_path=p.heading_path, record=p.record)
 
     @property
+    def source_key(self) -> str:
+        """The source's identity: its URL and its file (the path alone when it has no URL)."""
+        return self.path if self.url == self.path else f"{self.url}\n{self.path}"
+
+    @property
     def point_id(self) -> str:
-        return str(uuid.uuid5(_ID_NAMESPACE, f"{self.url}\n{sha256_text(self.text)}"))
+        return str(uuid.uuid5(_ID_NAMESPACE, f"{self.source_key}\n{sha256_text(self.text)}"))
 
     def embedding_text(self) -> str:
         context = " > ".join([self.title, *self.heading_path])
@@ -46,7 +55,7 @@ class Snippet(BaseModel):
 
 
 class InfoEntry(BaseModel):
-    """All snippets of one URL (STORM's url_to_info value)."""
+    """All snippets of one source (STORM's url_to_info value)."""
 
     url: str
     title: str
@@ -56,18 +65,26 @@ class InfoEntry(BaseModel):
 
 def table_name(run_id: str) -> str:
     """The collection of a run's table; `run_id` is any stable text (e.g. topic slug + hash)."""
-    safe = re.sub(r"[^a-z0-9-]+", "-", run_id.lower()).strip("-")
-    if not safe:
-        raise RaystormError(f"run id {run_id!r} has no letters or digits to name a table with")
+    if not run_id.strip():
+        raise RaystormError("an empty run id cannot name a table")
+    safe = re.sub(r"[^a-z0-9-]+", "-", run_id.lower()).strip("-")[:80].strip("-")
+    if safe != run_id:  # letters were dropped or folded: the hash keeps two run ids apart
+        safe = f"{safe}-{sha256_text(run_id)[:12]}".strip("-")
     return f"infotable-{safe}"
 
 
 def group_by_url(snippets: Sequence[Snippet]) -> dict[str, InfoEntry]:
-    """Snippets merged per URL, first-seen order of URLs, no snippet twice."""
-    out: dict[str, InfoEntry] = {}
+    """Snippets merged per source, first-seen order, no snippet twice.
+
+    Keyed by URL as STORM's url_to_info is; when several files claim one URL, each
+    is its own entry, keyed "URL (path)"."""
+    by_source: dict[str, InfoEntry] = {}
     for s in snippets:
-        entry = out.setdefault(s.url, InfoEntry(url=s.url, title=s.title, snippets=[],
-                                                description=" > ".join(s.heading_path)))
+        entry = by_source.setdefault(s.source_key, InfoEntry(url=s.url, title=s.title, snippets=[],
+                                                             description=" > ".join(s.heading_path)))
         if all(x.point_id != s.point_id for x in entry.snippets):
             entry.snippets.append(s)
-    return out
+    claims: dict[str, int] = {}
+    for entry in by_source.values():
+        claims[entry.url] = claims.get(entry.url, 0) + 1
+    return {(e.url if claims[e.url] == 1 else f"{e.url} ({e.snippets[0].path})"): e for e in by_source.values()}

@@ -9,6 +9,7 @@ every point) and fused with qdrant-client's own RRF, so results stay Qdrant's.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from typing import Iterable, Sequence
 
@@ -18,11 +19,21 @@ from qdrant_client.hybrid.fusion import reciprocal_rank_fusion
 
 from retrieval.config import StoreSettings
 from retrieval.documents import Passage
-from retrieval.errors import CollectionNotFound, EmptyCollection, RaystormError
+from retrieval.errors import CollectionNotFound, EmptyCollection, RaystormError, UsageError
 from retrieval.query import SearchFilter, SearchHit, SearchMode  # noqa: F401  (re-exported)
 from retrieval.sparse_index import SparseIndexes
 
 SPARSE_VECTOR = "bm25"
+_COLLECTION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+
+
+def check_collection_name(name: str) -> str:
+    """`name` if it can name a collection (a folder in embedded mode), else a `UsageError` saying what can."""
+    if not _COLLECTION_NAME.fullmatch(name or ""):
+        shown = name if len(name or "") <= 40 else f"{name[:37]}..."
+        raise UsageError(f"collection name {shown!r} is not allowed: use 1 to 100 letters, digits, '-', '_' "
+                         f"or '.', starting with a letter or digit (e.g. harborline-2024)")
+    return name
 _PAYLOAD_KEYS = ("doc_id", "path", "url", "tags", "title")
 
 
@@ -103,7 +114,7 @@ class PassageStore:
         return [self.info(n) for n in names]
 
     def exists(self, name: str) -> bool:
-        return self.client.collection_exists(name)
+        return self.client.collection_exists(check_collection_name(name))
 
     def info(self, name: str) -> CollectionInfo:
         if not self.exists(name):
@@ -156,15 +167,22 @@ class PassageStore:
 
     def ids_by_path(self, name: str) -> dict[str, set[str]]:
         """Every stored passage id, grouped by the file it came from."""
-        out: dict[str, set[str]] = {}
+        return self.scan(name)[0]
+
+    def scan(self, name: str) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+        """In one pass: passage ids by file, and the URLs each file's passages claim."""
+        ids: dict[str, set[str]] = {}
+        urls: dict[str, set[str]] = {}
         offset = None
         while True:
-            points, offset = self.client.scroll(name, limit=1024, offset=offset, with_payload=["path"],
+            points, offset = self.client.scroll(name, limit=1024, offset=offset, with_payload=["path", "url"],
                                                 with_vectors=False)
             for p in points:
-                out.setdefault(p.payload["path"], set()).add(str(p.id))
+                ids.setdefault(p.payload["path"], set()).add(str(p.id))
+                if p.payload.get("url"):
+                    urls.setdefault(p.payload["path"], set()).add(p.payload["url"])
             if offset is None:
-                return out
+                return ids, urls
 
     def upsert(self, name: str, dense_vector: str, passages: Sequence[Passage],
                dense: Sequence[Sequence[float]], sparse: Sequence[tuple[list[int], list[float]]]) -> None:

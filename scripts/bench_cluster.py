@@ -83,8 +83,8 @@ def run_in_process(settings, topics, options, latency_s: float, out: Path) -> fl
     from agents.lm.models import StageModels
     from agents.lm.nlp import TextToolkit
     from agents.lm.settings import LLMSettings
-    from agents.storm.pipeline import run_report
-    from cluster.distributed import run_table_name
+    from agents.runtime import LocalRuntime
+    from agents.storm.flow import run_topic
     from retrieval.infotable import AsyncInformationTable, InformationTable
     from retrieval.search import AsyncCorpus, Corpus
 
@@ -94,16 +94,12 @@ def run_in_process(settings, topics, options, latency_s: float, out: Path) -> fl
         retriever = AsyncCorpus(corpus)
         models = StageModels.from_settings(LLMSettings(), nlp=TextToolkit(embed=corpus.dense.embed))
         slow = LatencyModel(models, latency_s) if latency_s else models
+        runtime = LocalRuntime(slow, retriever, version=retriever.version, tables=lambda name: AsyncInformationTable(
+            InformationTable(corpus.store, name, corpus.dense, corpus.sparse, source="example")))
         started = time.perf_counter()
         try:
             for topic in topics:
-                table = AsyncInformationTable(InformationTable(corpus.store, run_table_name(str(out), topic),
-                                                               corpus.dense, corpus.sparse, source="example"))
-                await table.drop()
-                await run_report(topic, retriever=retriever, table=table, models=slow, out_dir=str(out),
-                                 options=options, ledger=models.ledger)
-                await table.drop()
-                table.close()
+                await run_topic(topic, runtime, str(out), options)
             return time.perf_counter() - started
         finally:
             retriever.close()
@@ -120,8 +116,8 @@ def run_distributed(settings, topics, options, args, out: Path) -> tuple[float, 
                        inject_latency_ms=args.inject_latency_ms)
     ready_at: list[float] = []
 
-    def progress(topic: str, stage: str, detail: str) -> None:
-        if stage == "cluster" and not ready_at:
+    def progress(event) -> None:
+        if event.stage == "cluster" and not ready_at:
             ready_at.append(time.perf_counter())
 
     started = time.perf_counter()
@@ -161,7 +157,7 @@ def artifacts(out: Path) -> dict[str, str]:
 
 def main() -> None:
     args = parse_args()
-    from agents.storm.pipeline import ReportOptions
+    from agents.storm.flow import ReportOptions
 
     topics = TOPICS[: args.topics]
     options = ReportOptions(personas=args.personas, turns=args.turns)

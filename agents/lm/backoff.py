@@ -8,36 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import random
 import sys
 import time
 from dataclasses import dataclass
 from typing import Literal
 
 import httpx
-from pydantic import BaseModel, Field
+
+from agents.retry import RetryPolicy  # noqa: F401  (the one schedule; re-exported for the LM settings)
 
 FailureKind = Literal["rate_limited", "server_error", "timeout", "connection", "rejected", "format_refused"]
 
 # Words a server's error uses when it is the response_format it cannot handle
 # (llama.cpp: 500 "response_format type must be one of "text" or "json_object"").
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "grammar", "guided", "structured")
-
-
-class RetryPolicy(BaseModel):
-    """Bounded retries with exponential backoff and jitter; a timeout per call."""
-
-    max_retries: int = Field(4, ge=0, description="retries after the first attempt")
-    base_delay_s: float = Field(1.0, ge=0)
-    max_delay_s: float = Field(60.0, ge=0, description="caps every wait, Retry-After included")
-    timeout_s: float = Field(120.0, gt=0, description="one request's limit")
-
-    def delay(self, retry: int, retry_after: float | None, rng: random.Random | None = None) -> float:
-        """Seconds to wait before retry number `retry` (0-based)."""
-        if retry_after is not None:
-            return min(max(retry_after, 0.0), self.max_delay_s)
-        ceiling = min(self.base_delay_s * (2**retry), self.max_delay_s)
-        return ceiling * (0.5 + 0.5 * (rng or random).random())  # "equal jitter"
 
 
 @dataclass(frozen=True)

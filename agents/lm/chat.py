@@ -2,8 +2,11 @@
 
 One `run` is: system message (instructions + output schema) and user message (the
 rendered input) → a completion in the strongest output mode the server accepts →
-lenient parse, strict pydantic validation → at most one repair turn → the typed
-output, or `ModelOutputError`. Each request retries transient failures with
+lenient parse, strict pydantic validation and the step's own check → at most one
+repair turn → the typed output. When the reply is still unusable, the step's
+extractive implementation runs instead (`on_bad_output="extractive"`, recorded as
+a fallback with its reason), or `ModelOutputError` is raised (`"fail"`). A
+failing endpoint is never papered over: it raises. Each request retries transient failures with
 backoff, may be replayed from a `CompletionCache`, and every run lands in the
 `UsageLedger`.
 """
@@ -24,7 +27,9 @@ from agents.lm.backoff import Failure, RetryPolicy, classify, rejection_hint
 from agents.lm.cache import CachedCompletion, CompletionCache, request_key
 from agents.lm.errors import EndpointUnavailableError, ModelOutputError, RequestRejectedError
 from agents.lm.output import (
+    ON_BAD_OUTPUT,
     OUTPUT_MODES,
+    OnBadOutput,
     OutputInvalid,
     OutputMode,
     parse_output,
@@ -33,7 +38,8 @@ from agents.lm.output import (
     system_prompt,
     weaker_mode,
 )
-from agents.lm.steps import I, O, Step
+from agents.lm.nlp import TextToolkit
+from agents.lm.steps import I, NoOfflineImplementation, O, Step
 from agents.lm.usage import KNOWN_PRICES, ModelPrice, UsageLedger, UsageRecord, cost_usd
 
 _log = logging.getLogger(__name__)
@@ -57,6 +63,7 @@ class _CallStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     repaired: bool = False
+    fallback_reason: str | None = None
     first_key: str | None = None
     mode: str | None = None
 
@@ -79,6 +86,9 @@ class ChatModel:
     - `cache`: replay identical requests from disk; `None` sends every request.
     - `ledger`: where runs are recorded (a fresh one if not given; see `.ledger`).
     - `prices`: USD per 1M tokens by model name; `None` uses `KNOWN_PRICES`.
+    - `on_bad_output`: when a reply is unusable even after the repair turn, run the step's
+      extractive implementation instead (`"extractive"`) or raise `ModelOutputError` (`"fail"`).
+    - `nlp`: the toolkit of that extractive fallback (a lexical-only one if not given).
     - `sleep`: how backoff waits (tests pass a recorder).
     """
 
@@ -95,10 +105,14 @@ class ChatModel:
         cache: CompletionCache | None = None,
         ledger: UsageLedger | None = None,
         prices: Mapping[str, ModelPrice] | None = None,
+        on_bad_output: OnBadOutput = "extractive",
+        nlp: TextToolkit | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ):
         if concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
+        if on_bad_output not in ON_BAD_OUTPUT:
+            raise ValueError(f"on_bad_output must be one of {', '.join(ON_BAD_OUTPUT)}, got {on_bad_output!r}")
         self.name = model
         self.endpoint = endpoint or f"(the {type(client).__name__} for '{model}')"
         self.client = client
@@ -110,6 +124,8 @@ class ChatModel:
         self._mode = _supported_mode(output_mode, client)
         self._semaphore = asyncio.Semaphore(concurrency)
         self._sleep = sleep
+        self.on_bad_output = on_bad_output
+        self._nlp = nlp
 
     @property
     def output_mode(self) -> OutputMode:
@@ -129,7 +145,7 @@ class ChatModel:
         try:
             replies.append(await self._complete(step, messages, stats))
             try:
-                output = parse_output(step, replies[0].text, replies[0].finish_reason)
+                output = parse_output(step, replies[0].text, replies[0].finish_reason, inp)
             except OutputInvalid as first:
                 stats.repaired = True
                 messages += [
@@ -138,15 +154,35 @@ class ChatModel:
                 ]
                 replies.append(await self._complete(step, messages, stats))
                 try:
-                    output = parse_output(step, replies[1].text, replies[1].finish_reason)
+                    output = parse_output(step, replies[1].text, replies[1].finish_reason, inp)
+                    _refuse_echo(output, first.problem)
                 except OutputInvalid as second:
-                    raise ModelOutputError(step.name, step.stage, self.name, second.problem, replies[1].text) from None
+                    error = ModelOutputError(step.name, step.stage, self.name, second.problem, replies[1].text)
+                    output = await self._fall_back(step, inp, error)
+                    stats.fallback_reason = second.problem
         except Exception as exc:
             self._record(step, stats, started_at, started, error=str(exc) or type(exc).__name__)
             raise
-        # Only a chain that ended in valid output is worth replaying.
-        await self._store([r for r in replies if not r.cached])
+        if stats.fallback_reason is None:  # only a chain that ended in valid output is worth replaying
+            await self._store([r for r in replies if not r.cached])
         self._record(step, stats, started_at, started, error=None)
+        return cast(O, output)
+
+    async def _fall_back(self, step: type[Step[I, O]], inp: I, error: ModelOutputError) -> O:
+        """The step's extractive output in place of an unusable reply, or `error` when the
+        user asked to fail or the step has no offline implementation."""
+        if self.on_bad_output == "fail":
+            raise error
+        if self._nlp is None:
+            self._nlp = TextToolkit()
+        try:
+            output = await asyncio.to_thread(step.extract, inp, self._nlp)
+        except NoOfflineImplementation:
+            raise error from None
+        if not isinstance(output, step.Output):
+            raise TypeError(f"step {step.name}.extract returned {type(output).__name__}, not {step.Output.__name__}")
+        _log.info("step '%s': model '%s' gave unusable output twice (%s); used the extractive model",
+                  step.name, self.name, error.problem)
         return cast(O, output)
 
     async def close(self) -> None:
@@ -239,11 +275,20 @@ class ChatModel:
             cached=stats.attempts > 0 and stats.replayed == stats.attempts,
             attempts=stats.attempts,
             repaired=stats.repaired,
+            fallback="extractive" if stats.fallback_reason is not None else None,
+            fallback_reason=stats.fallback_reason,
             ok=error is None,
             error=error,
             output_mode=stats.mode,
             request_key=stats.first_key,
         ))
+
+
+def _refuse_echo(output, problem: str) -> None:
+    """A small model may answer the repair turn by copying the complaint into its output."""
+    said = output.model_dump_json().lower()
+    if len(problem) >= 24 and problem[:40].lower() in said:
+        raise OutputInvalid("the reply repeats the complaint about the last reply instead of fixing it")
 
 
 def _role(message: LLMMessage) -> str:

@@ -13,9 +13,9 @@ from typing import cast
 
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import I, O, Step
-from agents.lm.usage import UsageLedger, UsageRecord
+from agents.lm.usage import EXTRACTIVE_MODEL, UsageLedger, UsageRecord
 
-EXTRACTIVE = "extractive"
+EXTRACTIVE = EXTRACTIVE_MODEL
 
 NO_LLM_NOTICE = (
     "no LLM configured: using the extractive model (offline, every sentence copied from a "

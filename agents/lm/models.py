@@ -103,7 +103,8 @@ class StageModels:
         def model_for(spec: ModelSpec) -> LanguageModel:
             if spec not in built:
                 built[spec] = (ExtractiveModel(nlp, ledger) if spec.provider == "extractive" else
-                               chat_model(spec, settings, cache=cache, ledger=ledger, http_client=http_client))
+                               chat_model(spec, settings, cache=cache, ledger=ledger, http_client=http_client,
+                                      nlp=nlp))
             return built[spec]
 
         default = model_for(settings.default)
@@ -113,8 +114,10 @@ class StageModels:
 
 
 def chat_model(spec: ModelSpec, settings: LLMSettings, *, cache: CompletionCache | None,
-               ledger: UsageLedger, http_client: httpx.AsyncClient | None = None) -> ChatModel:
-    """A `ChatModel` for an OpenAI or OpenAI-compatible `spec`."""
+               ledger: UsageLedger, http_client: httpx.AsyncClient | None = None,
+               nlp: TextToolkit | None = None) -> ChatModel:
+    """A `ChatModel` for an OpenAI or OpenAI-compatible `spec`; `nlp`: the toolkit of its
+    extractive fallback."""
     reasoning = spec.provider == "openai" and bool(_REASONING.match(spec.model))
     create_args: dict = {}
     if settings.temperature is not None and not reasoning:
@@ -132,6 +135,8 @@ def chat_model(spec: ModelSpec, settings: LLMSettings, *, cache: CompletionCache
         cache=cache,
         ledger=ledger,
         prices={**KNOWN_PRICES, **settings.prices},
+        on_bad_output=settings.on_bad_output,
+        nlp=nlp,
     )
 
 

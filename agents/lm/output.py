@@ -10,7 +10,11 @@ Three output modes, strongest first:
 - `text`: no response_format; the JSON is dug out of the reply.
 
 Whatever the mode, the schema is also in the system message, and parsing copes
-with code fences, prose around the JSON and `<think>` blocks.
+with what models really write: code fences, prose around the JSON, `<think>`
+blocks, raw newlines inside strings, trailing commas, single quotes, unquoted
+keys, unclosed strings, several objects where one was asked for. Strict JSON is
+tried first; `json-repair` mends the rest. The schema is still checked strictly,
+and a step may check more (`Step.check`, e.g. that an answer cites its sources).
 """
 
 from __future__ import annotations
@@ -19,12 +23,17 @@ import json
 import re
 from typing import Literal
 
+import json_repair
 from pydantic import BaseModel, ValidationError
 
 from agents.lm.steps import Step
+from agents.lm.text.instructions import DATA_RULE
 
 OutputMode = Literal["json_schema", "json_object", "text"]
 OUTPUT_MODES: tuple[OutputMode, ...] = ("json_schema", "json_object", "text")
+# What a chat model does with a reply still unusable after its repair turn.
+OnBadOutput = Literal["extractive", "fail"]
+ON_BAD_OUTPUT: tuple[OnBadOutput, ...] = ("extractive", "fail")
 
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 
@@ -45,7 +54,7 @@ def weaker_mode(mode: OutputMode) -> OutputMode | None:
 def system_prompt(step: type[Step]) -> str:
     schema = json.dumps(step.output_schema(), ensure_ascii=False, sort_keys=True)
     return (
-        f"{step.instructions.strip()}\n\n"
+        f"{step.instructions.strip()}\n\n{DATA_RULE}\n\n"
         "Reply with one JSON object, and nothing else, that validates against this JSON schema:\n"
         f"{schema}"
     )
@@ -75,21 +84,33 @@ def repair_prompt(problem: str) -> str:
     )
 
 
-def parse_output(step: type[Step], text: str, finish_reason: str | None = None) -> BaseModel:
-    """The validated `step.Output` in `text`, or `OutputInvalid` saying what is wrong."""
+def parse_output(step: type[Step], text: str, finish_reason: str | None = None,
+                 inp: BaseModel | None = None) -> BaseModel:
+    """The validated `step.Output` in `text`, or `OutputInvalid` saying what is wrong.
+
+    With `inp`, the output must also pass `step.check(inp, output)`.
+    """
     body = _THINK.sub("", text or "").strip()
     if not body:
         raise OutputInvalid("the reply was empty")
     # Cut off: the reply ends inside its JSON, even if an inner object happens to parse.
     if (finish_reason == "length" or _looks_truncated(body)) and not _complete_at_first_brace(body):
         raise OutputInvalid(_TRUNCATED)
-    found = extract_json(body)
-    if found is None:
+    found = list(json_candidates(body))
+    if not found:
         raise OutputInvalid("the reply contained no JSON object")
-    try:
-        return step.Output.model_validate(found)
-    except ValidationError as exc:
-        raise OutputInvalid(f"the JSON does not match the schema: {_brief(exc)}") from None
+    first_problem = None
+    for value in found:  # several objects where one was asked for: the first that fits
+        try:
+            output = step.Output.model_validate(value)
+        except ValidationError as exc:
+            first_problem = first_problem or f"the JSON does not match the schema: {_brief(exc)}"
+            continue
+        problem = step.check(inp, output) if inp is not None else None
+        if problem is None:
+            return output
+        first_problem = first_problem or problem
+    raise OutputInvalid(first_problem)
 
 
 _TRUNCATED = (
@@ -99,19 +120,59 @@ _TRUNCATED = (
 
 
 def extract_json(text: str):
-    """The first JSON object in `text`: bare, fenced, or amid prose (which may hold "[1]"). None if none."""
-    decoder = json.JSONDecoder()
-    candidates = [m.group(1) for m in re.finditer(r"```(?:json|JSON)?\s*\n?(.*?)```", text, re.DOTALL)]
-    candidates.append(text)
-    for candidate in candidates:
-        for start in (m.start() for m in re.finditer(r"{", candidate)):
-            try:
-                value, _ = decoder.raw_decode(candidate, start)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(value, dict):
-                return value
-    return None
+    """The first JSON object in `text`: bare, fenced, amid prose (which may hold "[1]"), or
+    mended by `json-repair`. None if there is none."""
+    return next(json_candidates(text), None)
+
+
+def json_candidates(text: str):
+    """The JSON objects `text` may hold, most plausible first: strictly valid ones (in fences,
+    then anywhere), then the same with control characters allowed in strings, then what
+    `json-repair` makes of the text from each brace on; when it finds several objects,
+    each of them and then their merge (a model that split one object in two)."""
+    fenced = [m.group(1) for m in re.finditer(r"```(?:json|JSON)?\s*\n?(.*?)```", text, re.DOTALL)]
+    seen: list = []
+
+    def fresh(value) -> bool:
+        if isinstance(value, dict) and value and value not in seen:
+            seen.append(value)
+            return True
+        return False
+
+    for strict in (True, False):
+        decoder = json.JSONDecoder(strict=strict)
+        for candidate in [*fenced, text]:
+            for start in (m.start() for m in re.finditer(r"{", candidate)):
+                try:
+                    value, _ = decoder.raw_decode(candidate, start)
+                except json.JSONDecodeError:
+                    continue
+                if fresh(value):
+                    yield value
+    for candidate in [*fenced, text]:
+        # From the first brace: prose before it may hold "[1]", which would read as a list.
+        for start in [m.start() for m in re.finditer(r"{", candidate)][:_REPAIR_STARTS]:
+            mended = _repair(candidate[start:])
+            objects = [v for v in (mended if isinstance(mended, list) else [mended]) if isinstance(v, dict)]
+            for value in objects:
+                if fresh(value):
+                    yield value
+            if len(objects) > 1:
+                merged = {k: v for obj in reversed(objects) for k, v in obj.items()}
+                if fresh(merged):
+                    yield merged
+            if objects:
+                break
+
+
+_REPAIR_STARTS = 3  # json-repair is slower than the strict decoder; a few starting braces suffice
+
+
+def _repair(text: str):
+    try:
+        return json_repair.loads(text)
+    except Exception:  # json-repair gives up on some inputs with assorted errors: then there is no JSON
+        return None
 
 
 def _complete_at_first_brace(body: str) -> bool:

@@ -30,10 +30,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agents.lm.backoff import RetryPolicy
 from agents.lm.errors import LLMConfigError
-from agents.lm.output import OutputMode
+from agents.lm.output import OnBadOutput, OutputMode
 from agents.lm.usage import ModelPrice
 
-STORM_STAGES = ("conv_simulator", "question_asker", "outline", "article", "polish")
+STORM_STAGES = ("conv_simulator", "question_asker", "outline", "article", "polish", "react")  # react: --writer react
 
 Provider = Literal["extractive", "openai", "openai_compatible"]
 OPENAI_KEY_ENV = "OPENAI_API_KEY"
@@ -108,6 +108,9 @@ class LLMSettings(BaseModel):
     concurrency: int = Field(8, ge=1, description="requests in flight per model")
     prices: dict[str, ModelPrice] = Field(default_factory=dict, description="added to KNOWN_PRICES")
     cache: bool = Field(True, description="replay identical requests from the run's cache directory")
+    on_bad_output: OnBadOutput = Field(
+        "extractive", description="a reply still unusable after the repair turn: run the step's extractive "
+                                  "implementation instead ('extractive') or stop the stage ('fail')")
 
     @field_validator("stages")
     @classmethod

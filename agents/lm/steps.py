@@ -52,6 +52,13 @@ class Step(Generic[I, O]):
         return cls.Output.model_json_schema()
 
     @classmethod
+    def check(cls, inp: BaseModel, out: BaseModel) -> str | None:
+        """What is wrong with a chat model's schema-valid `out` for `inp`, in words the model
+        can act on, or None when it is usable. E.g. an answer must cite the sources it was given.
+        A problem earns the reply one repair turn, then the step's `extract` (or an error)."""
+        return None
+
+    @classmethod
     def extract(cls, inp: BaseModel, nlp: "TextToolkit") -> BaseModel:
         """The deterministic offline implementation (classical IR/NLP); every shipped step has one.
 

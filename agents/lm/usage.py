@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import os
 import uuid
+from contextvars import ContextVar
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 
 from pydantic import BaseModel, Field
+
+
+EXTRACTIVE_MODEL = "extractive"  # the model name the extractive model records under
 
 
 class ModelPrice(BaseModel):
@@ -55,6 +59,11 @@ def cost_usd(model: str, prompt_tokens: int, completion_tokens: int, prices: Map
     return (prompt_tokens * price.input_per_1m + completion_tokens * price.output_per_1m) / 1_000_000
 
 
+# The topic whose work the current task does (set by a report's flow), so that a ledger shared by
+# topics researched at once still knows which call was whose.
+CURRENT_TOPIC: ContextVar[str | None] = ContextVar("raystorm_topic", default=None)
+
+
 class UsageRecord(BaseModel):
     """One `LanguageModel.run`: a line of llm_call_history.jsonl."""
 
@@ -70,16 +79,22 @@ class UsageRecord(BaseModel):
     cached: bool = Field(False, description="every request of the call was answered from the disk cache")
     attempts: int = Field(1, description="requests sent or replayed, retries and the repair included")
     repaired: bool = False
+    fallback: str | None = Field(None, description='"extractive" when the reply was unusable even after '
+                                 "the repair and the step's extractive implementation answered instead")
+    fallback_reason: str | None = Field(None, description="what was wrong with the last reply")
     ok: bool = True
     error: str | None = None
     output_mode: str | None = None
     request_key: str | None = Field(None, description="cache key of the first request")
+    topic: str | None = Field(default_factory=CURRENT_TOPIC.get, exclude=True,
+                              description="whose call it was; kept out of the history file")
 
 
 class UsageTotals(BaseModel):
     calls: int = 0
     cached_calls: int = 0
     failed_calls: int = 0
+    fallback_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
@@ -89,6 +104,7 @@ class UsageTotals(BaseModel):
         self.calls += 1
         self.cached_calls += r.cached
         self.failed_calls += not r.ok
+        self.fallback_calls += r.fallback is not None
         self.prompt_tokens += r.prompt_tokens
         self.completion_tokens += r.completion_tokens
         self.cost_usd += r.cost_usd
@@ -103,7 +119,8 @@ class UsageSummary(BaseModel):
     def lines(self) -> list[str]:
         """A short human-readable account, one line per stage then the total."""
         def line(name: str, t: UsageTotals) -> str:
-            return (f"{name}: {t.calls} calls ({t.cached_calls} cached, {t.failed_calls} failed), "
+            fell_back = f", {t.fallback_calls} fell back" if t.fallback_calls else ""
+            return (f"{name}: {t.calls} calls ({t.cached_calls} cached, {t.failed_calls} failed{fell_back}), "
                     f"{t.prompt_tokens}+{t.completion_tokens} tokens, ${t.cost_usd:.4f}")
         return [line(s, t) for s, t in sorted(self.by_stage.items())] + [line("total", self.total)]
 
@@ -129,6 +146,10 @@ class UsageLedger(BaseModel):
         out.merge(*ledgers)
         return out
 
+    def of_topic(self, topic: str) -> UsageLedger:
+        """The calls made while `topic` was being researched (`CURRENT_TOPIC`)."""
+        return UsageLedger(records=[r for r in self.records if r.topic == topic])
+
     def history(self) -> list[UsageRecord]:
         """The llm_call_history.jsonl records, oldest first."""
         return sorted(self.records, key=lambda r: r.started_at)
@@ -140,6 +161,23 @@ class UsageLedger(BaseModel):
             by_stage.setdefault(r.stage, UsageTotals()).add(r)
             by_model.setdefault(r.model, UsageTotals()).add(r)
         return UsageSummary(total=total, by_stage=by_stage, by_model=by_model)
+
+    def fallback_summary(self) -> str | None:
+        """"37 of 312 calls fell back to the extractive model; by step: storm.expert.answer 30, ...",
+        counting the calls that went to a language model (not those run extractive by choice);
+        None when no call went to one."""
+        calls = [r for r in self.records if r.model != EXTRACTIVE_MODEL]
+        if not calls:
+            return None
+        by_step: dict[str, int] = {}
+        for r in calls:
+            if r.fallback is not None:
+                by_step[r.step] = by_step.get(r.step, 0) + 1
+        n = sum(by_step.values())
+        line = f"{n} of {len(calls)} calls fell back to the extractive model"
+        if by_step:
+            line += "; by step: " + ", ".join(f"{s} {k}" for s, k in sorted(by_step.items(), key=lambda x: (-x[1], x[0])))
+        return line
 
     def to_jsonl(self) -> str:
         return "".join(r.model_dump_json() + "\n" for r in self.history())

@@ -90,4 +90,4 @@ class ChainOfRAG:
         known = [h.query for h in hops[:lead + 1]]
         return AgentAnswer(question=question, strategy="chain", answer=final.answer,
                            short_answer=await short_answer(self.lm, question, final.answer, known),
-                           hops=hops, citations=cite(support, final.citations or all_of(support)), retrieved=merge_hops(hops))
+                           hops=hops, citations=cite(support, final.numbers() or all_of(support)), retrieved=merge_hops(hops))

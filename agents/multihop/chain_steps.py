@@ -13,8 +13,10 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
+from agents.lm.grounding import cited_numbers, citation_problem
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import Step
+from agents.lm.text.instructions import numbered_source
 from agents.multihop import evidence
 from agents.multihop.short_answer import answer_span
 from agents.multihop.trace import NO_INFORMATION, PassageText, found_nothing
@@ -32,7 +34,7 @@ class HopBrief(BaseModel):
 
 
 def _numbered(passages: list[PassageText]) -> str:
-    return "\n\n".join(f"[{i}] {p.title}\n{p.text}" for i, p in enumerate(passages))
+    return "\n\n".join(numbered_source(i, p.title, p.text) for i, p in enumerate(passages))
 
 
 def _chain(hops: list[HopBrief]) -> str:
@@ -235,6 +237,18 @@ class CitedAnswer(BaseModel):
     answer: str = Field(description="the answer, citing passages as [n]")
     citations: list[int] = Field(default_factory=list, description="the passage numbers cited")
 
+    def numbers(self) -> list[int]:
+        """The passage numbers the answer cites: its list, then the [n] in its text, once each."""
+        return list(dict.fromkeys([*self.citations, *cited_numbers(self.answer)]))
+
+
+def uncited(out: CitedAnswer, passages: int) -> str | None:
+    """What a chat model must fix when its answer cites none of the `passages` (numbered from 1);
+    an honest "nothing found" needs no citation."""
+    if found_nothing(out.answer):
+        return None
+    return citation_problem(out.answer, range(1, passages + 1), also_cited=out.citations)
+
 
 class ChainAnswer(Step[ChainAnswerInput, CitedAnswer]):
     name: ClassVar[str] = "multihop.chain.answer"
@@ -249,9 +263,13 @@ class ChainAnswer(Step[ChainAnswerInput, CitedAnswer]):
 
     @classmethod
     def render_input(cls, inp: ChainAnswerInput) -> str:
-        numbered = "\n\n".join(f"[{i}] {p.title}\n{p.text}" for i, p in enumerate(inp.passages, start=1))
+        numbered = "\n\n".join(numbered_source(i, p.title, p.text) for i, p in enumerate(inp.passages, start=1))
         return (f"## Passages\n{numbered}\n\n## Intermediate queries and answers\n{_chain(inp.hops)}\n\n"
                 f"## Main question\n{inp.question}")
+
+    @classmethod
+    def check(cls, inp: ChainAnswerInput, out: CitedAnswer) -> str | None:
+        return uncited(out, len(inp.passages))
 
     @classmethod
     def extract(cls, inp: ChainAnswerInput, nlp: TextToolkit) -> CitedAnswer:

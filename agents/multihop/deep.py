@@ -77,7 +77,7 @@ class DeepSearch:
         ranking = unique_passages(relevant + [p for h in hops for p in h.passages])
         return AgentAnswer(question=question, strategy="deep", answer=report.answer,
                            short_answer=await short_answer(self.lm, question, report.answer),
-                           hops=hops, citations=cite(relevant, report.citations or all_of(relevant)), retrieved=ranking)
+                           hops=hops, citations=cite(relevant, report.numbers() or all_of(relevant)), retrieved=ranking)
 
 
 def _fresh(queries: list[str], asked: list[str], limit: int) -> list[str]:

@@ -13,8 +13,9 @@ from pydantic import BaseModel, Field
 
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import Step
+from agents.lm.text.instructions import numbered_source
 from agents.multihop import evidence
-from agents.multihop.chain_steps import MIN_SUPPORT, CitedAnswer
+from agents.multihop.chain_steps import MIN_SUPPORT, CitedAnswer, uncited
 from agents.multihop.short_answer import answer_span
 from agents.multihop.trace import NO_INFORMATION, PassageText
 
@@ -128,7 +129,7 @@ class Reflection(Step[ReflectionInput, ReflectionOutput]):
 
     @classmethod
     def render_input(cls, inp: ReflectionInput) -> str:
-        passages = "\n\n".join(f"[{i}] {p.title}\n{p.text}" for i, p in enumerate(inp.passages))
+        passages = "\n\n".join(numbered_source(i, p.title, p.text) for i, p in enumerate(inp.passages))
         return (f"## Question\n{inp.question}\n\n## Queries so far\n{_queries(inp.queries)}\n\n"
                 f"## Passages\n{passages or '(none)'}")
 
@@ -177,8 +178,12 @@ class Report(Step[ReportInput, CitedAnswer]):
 
     @classmethod
     def render_input(cls, inp: ReportInput) -> str:
-        numbered = "\n\n".join(f"[{i}] {p.title}\n{p.text}" for i, p in enumerate(inp.passages, start=1))
+        numbered = "\n\n".join(numbered_source(i, p.title, p.text) for i, p in enumerate(inp.passages, start=1))
         return f"## Question\n{inp.question}\n\n## Queries\n{_queries(inp.queries)}\n\n## Passages\n{numbered}"
+
+    @classmethod
+    def check(cls, inp: ReportInput, out: CitedAnswer) -> str | None:
+        return uncited(out, len(inp.passages))
 
     @classmethod
     def extract(cls, inp: ReportInput, nlp: TextToolkit) -> CitedAnswer:

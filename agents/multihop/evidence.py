@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agents.lm.nlp import TextToolkit
+from agents.lm.text.instructions import is_instruction
 from agents.multihop.trace import PassageText
 
 # Entities worth a search of their own; numbers, dates and quantities are answers, rarely bridges.
@@ -82,6 +83,8 @@ def rank_sentences(nlp: TextToolkit, query: str, passages: Sequence[PassageText]
         title = terms(nlp, p.title)
         prior = rank_prior(i) + (_ABOUT_BONUS if any(n and n <= title for n in named) else 0.0)
         for j, sentence in enumerate(nlp.sentences(p.text)):
+            if is_instruction(sentence):  # corpus text is data: an order to the model never becomes an answer
+                continue
             own = terms(nlp, sentence)
             covered = sum(w * (1.0 if _has(own, t) else _TITLE_SHARE if _has(title, t) else 0.0)
                           for t, w in weights.items())

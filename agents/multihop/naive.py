@@ -8,7 +8,8 @@ from pydantic import BaseModel, Field
 
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import LanguageModel, Step
-from agents.multihop.chain_steps import CitedAnswer, guard_indices
+from agents.lm.text.instructions import numbered_source
+from agents.multihop.chain_steps import CitedAnswer, guard_indices, uncited
 from agents.multihop.deep_steps import extractive_report
 from agents.multihop.short_answer import short_answer
 from agents.multihop.trace import AgentAnswer, Hop, PassageText, cite
@@ -34,8 +35,12 @@ class NaiveAnswer(Step[NaiveAnswerInput, CitedAnswer]):
 
     @classmethod
     def render_input(cls, inp: NaiveAnswerInput) -> str:
-        numbered = "\n\n".join(f"[{i}] {p.title}\n{p.text}" for i, p in enumerate(inp.passages, start=1))
+        numbered = "\n\n".join(numbered_source(i, p.title, p.text) for i, p in enumerate(inp.passages, start=1))
         return f"## Passages\n{numbered}\n\n## Question\n{inp.question}"
+
+    @classmethod
+    def check(cls, inp: NaiveAnswerInput, out: CitedAnswer) -> str | None:
+        return uncited(out, len(inp.passages))
 
     @classmethod
     def extract(cls, inp: NaiveAnswerInput, nlp: TextToolkit) -> CitedAnswer:
@@ -59,8 +64,10 @@ class NaiveRAG:
         passages = [h.passage for h in await self.retriever.search(question, k=self.settings.k)]
         out = await self.lm.run(NaiveAnswer, NaiveAnswerInput(
             question=question, passages=[PassageText.of(p) for p in passages]))
-        used = guard_indices([n - 1 for n in out.citations], len(passages))
+        # the numbers in the answer's text count too: a model may cite there and leave the list empty
+        cited = out.numbers()
+        used = guard_indices([n - 1 for n in cited], len(passages))
         hop = Hop(query=question, answer=out.answer, passages=passages, supporting=used)
         return AgentAnswer(question=question, strategy="naive", answer=out.answer,
                            short_answer=await short_answer(self.lm, question, out.answer),
-                           hops=[hop], citations=cite(passages, out.citations), retrieved=passages)
+                           hops=[hop], citations=cite(passages, cited), retrieved=passages)

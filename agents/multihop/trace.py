@@ -55,14 +55,16 @@ class Citation(BaseModel):
 
     n: int
     title: str
-    source: str
+    source: str  # the URL when the document has one, else its path
+    path: str = ""  # the file the text was read from, always (several files may share a URL)
     line_start: int
     line_end: int
     text: str
 
     @classmethod
     def of(cls, n: int, passage: Passage) -> "Citation":
-        return cls(n=n, title=passage.title, source=passage.source, line_start=passage.line_start,
+        return cls(n=n, title=passage.title, source=passage.source, path=passage.path,
+                   line_start=passage.line_start,
                    line_end=passage.line_end, text=passage.text)
 
 

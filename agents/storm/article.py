@@ -30,6 +30,7 @@ from agents.storm.steps_article import (
     WriteSection,
 )
 from agents.storm.steps_research import NumberedSource
+from retrieval.graph.current import current_first  # superseded evidence is read after the rule in force
 from retrieval.snippets import Snippet
 
 SECTION_SNIPPETS = 10
@@ -81,7 +82,7 @@ def tidy_section_text(text: str, heading: str) -> str:
 async def write_section(topic: str, outline: Outline, index: int, table: SnippetSearch, models: LanguageModel,
                         k: int = SECTION_SNIPPETS) -> SectionDraft:
     section = outline.sections[index]
-    snippets = await table.search(section_queries(topic, section.heading, section.subsections), k)
+    snippets = current_first(await table.search(section_queries(topic, section.heading, section.subsections), k))
     if not snippets:
         return SectionDraft(heading=section.heading, text="")
     others = [s.heading for j, s in enumerate(outline.sections) if j != index]
@@ -110,11 +111,13 @@ class _Index:
     """The article's citations while they are being numbered."""
 
     def __init__(self, citations: Sequence[Citation] = ()):
-        self.registry = CitationRegistry([c.url for c in sorted(citations, key=lambda c: c.index)])
+        # one number per source (URL and file): files that share a URL are cited apart
+        self.registry = CitationRegistry([c.snippets[0].source_key if c.snippets else c.url
+                                          for c in sorted(citations, key=lambda c: c.index)])
         self.citations = {c.index: c.model_copy(deep=True) for c in citations}
 
     def cite(self, snippet: Snippet) -> int:
-        n = self.registry.number(snippet.url)
+        n = self.registry.number(snippet.source_key)
         c = self.citations.setdefault(n, Citation(index=n, url=snippet.url, title=snippet.title))
         if all(s.point_id != snippet.point_id for s in c.snippets):
             c.snippets.append(snippet)
@@ -140,7 +143,8 @@ async def write_lead(article: Article, table: SnippetSearch, models: LanguageMod
     if not article.sections:
         return article
     # the topic as a whole, and what its first sections are about
-    snippets = await table.search([article.topic, *(f"{article.topic} {s.heading}" for s in article.sections[:3])], k)
+    snippets = current_first(
+        await table.search([article.topic, *(f"{article.topic} {s.heading}" for s in article.sections[:3])], k))
     out = await models.run(WriteLead, LeadInput(
         topic=article.topic, sections=[SectionDigest(heading=s.heading, text=s.text) for s in article.sections],
         sources=numbered(snippets)))

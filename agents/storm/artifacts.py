@@ -9,6 +9,7 @@ with timing in it (each call's id, start time and latency).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -36,9 +37,24 @@ RUN_CONFIG = "run_config.json"
 CALL_HISTORY = "llm_call_history.jsonl"
 
 
+_PLAIN_TOPIC = re.compile(r"[^\W_]+(?: [^\W_]+)*")  # letters and digits of any script, single spaces
+_SLUG_MAX = 100
+
+
 def topic_slug(topic: str) -> str:
-    slug = re.sub(r"[^A-Za-z0-9]+", "_", topic.strip()).strip("_")[:100]
-    return slug or "topic"
+    """The topic's folder name, unique to the exact topic.
+
+    A plain topic (letters and digits of any script, single spaces, at most 100 bytes)
+    maps one to one: spaces become "_". Any other topic keeps a readable part and
+    adds "-" and a hash of the exact text; "-" never occurs in a plain slug, so the
+    two kinds cannot collide either."""
+    if _PLAIN_TOPIC.fullmatch(topic) and len(topic.encode("utf-8")) <= _SLUG_MAX:
+        return topic.replace(" ", "_")
+    readable = re.sub(r"[\W_]+", "_", topic).strip("_")
+    while len(readable.encode("utf-8")) > _SLUG_MAX - 13:  # folder names are limited in bytes, not letters
+        readable = readable[:-1]
+    readable = readable.rstrip("_") or "topic"
+    return f"{readable}-{hashlib.sha256(topic.encode('utf-8')).hexdigest()[:12]}"
 
 
 def _write(path: Path, text: str) -> None:
@@ -121,6 +137,9 @@ class RunFiles:
         _write(self.path("storm_gen_article_polished.txt"), article_text(article))
         _write(self.path("url_to_info.json"), _json(reference_json(article, table)))
         _write(self.path("report.md"), report)
+        from agents.wiki.report_claims import report_claims  # report.md's claims: `raystorm wiki check RUN/TOPIC`
+
+        _write(self.path("report.claims.json"), report_claims(article).model_dump_json(indent=1) + "\n")
 
     def read_polished(self) -> Article:
         return read_article_text(self.topic,
@@ -129,6 +148,12 @@ class RunFiles:
                                  with_lead=True)
 
     # --- run config and call history -----------------------------------------------------------
+
+    def write_json(self, name: str, value: Any) -> None:
+        _write(self.path(name), _json(value))
+
+    def write_text(self, name: str, text: str) -> None:
+        _write(self.path(name), text)
 
     def write_config(self, config: BaseModel) -> None:
         _write(self.path(RUN_CONFIG), config.model_dump_json(indent=2) + "\n")

@@ -37,12 +37,17 @@ def opening_task(topic: str, persona: Persona) -> TextMessage:
                        source="user")
 
 
+def writer_name(persona: Persona) -> str:
+    """The writer agent's name: `writer_` and the persona's name in lowercase letters, digits and _."""
+    slug = "".join(ch if ch.isalnum() else "_" for ch in persona.name.lower())[:40] or "writer"
+    return f"writer_{slug}"
+
+
 async def run_conversation(topic: str, persona: Persona, models: LanguageModel, retriever: Retriever, *,
                            max_turns: int = 3, search_k: int = 8, exclude_urls: Sequence[str] = (),
                            on_turn: OnTurn | None = None) -> Conversation:
     """Interview the expert as `persona`; returns every turn with its queries, results and citations."""
-    slug = "".join(ch if ch.isalnum() else "_" for ch in persona.name.lower())[:40] or "writer"
-    writer = WriterAgent(f"writer_{slug}", topic, persona, models, max_turns)
+    writer = WriterAgent(writer_name(persona), topic, persona, models, max_turns)
     expert = ExpertAgent("expert", topic, models, retriever, search_k=search_k, exclude_urls=exclude_urls)
     return await converse(topic, persona, writer, expert, max_turns, on_turn=on_turn)
 

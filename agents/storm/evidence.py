@@ -19,6 +19,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from agents.lm.nlp import TextToolkit
+from agents.lm.text.instructions import is_instruction
 
 MIN_WORDS = 6
 MAX_WORDS = 80
@@ -56,6 +57,8 @@ def usable(sentence: str) -> str | None:
     if "|" in s or s.startswith("#") or _LABEL_LINE.match(s) or _BOLD_LEAD.match(s) or "\n" in s.strip():
         return None
     if not _FINISHED.search(s) or not (s[0].isupper() or s[0].isdigit() or s[0] in "\"'“(*"):
+        return None
+    if is_instruction(s):  # corpus text is data: an order to the model is never written as a finding
         return None
     return s
 
@@ -121,21 +124,6 @@ def similarity(a: Sequence[str], b: Sequence[str], nlp: TextToolkit) -> np.ndarr
         return vectors(a, nlp) @ vectors(b, nlp).T
     both = vectors([*a, *b], nlp)
     return both[: len(a)] @ both[len(a):].T
-
-
-def mmr(relevance: np.ndarray, pairwise: np.ndarray, k: int, lambda_: float = 0.7,
-        candidates: Sequence[int] | None = None) -> list[int]:
-    """Maximal marginal relevance over precomputed scores; ties go to the lower index."""
-    left = list(range(len(relevance))) if candidates is None else list(candidates)
-    chosen: list[int] = []
-    while left and len(chosen) < k:
-        def gain(i: int) -> float:
-            redundancy = max((float(pairwise[i, j]) for j in chosen), default=0.0)
-            return lambda_ * float(relevance[i]) - (1 - lambda_) * redundancy
-        best = max(left, key=lambda i: (round(gain(i), 6), -i))
-        chosen.append(best)
-        left.remove(best)
-    return chosen
 
 
 def content_overlap(a: str, b: str, nlp: TextToolkit, ignore: Sequence[str] = ()) -> int:

@@ -95,7 +95,7 @@ def plan_headings(topic: str, texts: Sequence[str | Excerpt], nlp: TextToolkit, 
     if not sentences:
         return HeadingPlan(kind=kind.name, headings=[], sentences=[])
     docs = [d if isinstance(d, DocumentHeading) else DocumentHeading(heading=d) for d in document_headings]
-    candidates, places = _candidates(docs, kind, preferred)
+    candidates, places = _candidates(docs, preferred)
     texts_c = [c.cue and f"{c.heading}: {c.cue}" or without_topic_words(c.heading, topic, nlp) for c in candidates]
     sim = similarity([s.text for s in sentences], texts_c, nlp)
     sim += _under_heading([excerpts[s.source].section for s in sentences], candidates)
@@ -120,7 +120,7 @@ def plan_headings(topic: str, texts: Sequence[str | Excerpt], nlp: TextToolkit, 
     return HeadingPlan(kind=kind.name, headings=_order(chosen, kind, candidates), sentences=sentences)
 
 
-def _candidates(document_headings: Sequence[DocumentHeading], kind: ArticleKind, preferred: Sequence[str]
+def _candidates(document_headings: Sequence[DocumentHeading], preferred: Sequence[str]
                 ) -> tuple[list[Heading], dict[str, str]]:
     """The candidates, and for each document heading the text that places it (title: heading)."""
     out: dict[str, Heading] = {}

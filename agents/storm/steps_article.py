@@ -7,14 +7,16 @@ import re
 import numpy as np
 from pydantic import BaseModel, Field
 
+from agents.lm.grounding import citation_problem
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import Step
 from agents.storm.citations import strip_citations
-from agents.storm.evidence import EvidenceSentence, mmr, rounded, similarity, stands_alone, without_topic_words
+from agents.storm.evidence import EvidenceSentence, rounded, similarity, stands_alone, without_topic_words
 from agents.storm.headings import clean_heading
 from agents.storm.topicality import topical_sentences
 from agents.storm.lexicon import section_type
 from agents.storm.steps_research import NumberedSource, excerpts, render_sources
+from retrieval.mmr import mmr
 
 SECTION_SENTENCES = 6  # a section without subsections
 INTRO_SENTENCES = 3  # the part of a section above its subsections
@@ -80,6 +82,10 @@ to the article's other sections. Do not repeat the section heading and do not ad
         others = "; ".join(inp.other_headings) or "(none)"
         return (f"Topic: {inp.topic}\nSection: {inp.heading}\nSubsections: {subs}\nOther sections: {others}\n\n"
                 f"Sources:\n{render_sources(inp.sources)}")
+
+    @classmethod
+    def check(cls, inp: SectionInput, out: SectionOutput) -> str | None:
+        return citation_problem(out.text, [s.n for s in inp.sources], what="the section")
 
     @classmethod
     def extract(cls, inp: SectionInput, nlp: TextToolkit) -> SectionOutput:
@@ -161,6 +167,10 @@ put the number of the source after every sentence, like [2]. No heading."""
         return f"Topic: {inp.topic}\n\nArticle sections:\n{body or '(none)'}\n\nSources:\n{render_sources(inp.sources)}"
 
     @classmethod
+    def check(cls, inp: LeadInput, out: LeadOutput) -> str | None:
+        return citation_problem(out.lead, [s.n for s in inp.sources], what="the lead")
+
+    @classmethod
     def extract(cls, inp: LeadInput, nlp: TextToolkit) -> LeadOutput:
         # a lead sentence must stand on its own: no list entry, nothing pointing back
         sentences = [s for s in topical_sentences(inp.topic, excerpts(inp.sources), nlp)
@@ -240,4 +250,3 @@ word, with their [n] citations and '### ' subheading lines."""
         # a subheading left with nothing under it goes too
         cleaned = [b for i, b in enumerate(out) if not (b.startswith("#") and (i + 1 == len(out) or out[i + 1].startswith("#")))]
         return PolishOutput(text="\n\n".join(cleaned))
-

@@ -9,12 +9,15 @@ import re
 import numpy as np
 from pydantic import BaseModel, Field
 
+from agents.lm.grounding import citation_problem
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import Step
-from agents.storm.evidence import Excerpt, content_overlap, mmr, similarity, stands_alone
+from agents.lm.text.instructions import numbered_source
+from agents.storm.evidence import Excerpt, content_overlap, similarity, stands_alone
 from agents.storm.lexicon import section_type
 from agents.storm.records import THANK_YOU, Persona
 from agents.storm.topicality import topical_sentences
+from retrieval.mmr import mmr
 
 NOTHING_FOUND = "I could not find anything about this in the sources I searched."
 ANSWER_SENTENCES = 4
@@ -37,7 +40,7 @@ def excerpts(sources: list[NumberedSource]) -> list[Excerpt]:
 def render_sources(sources: list[NumberedSource]) -> str:
     if not sources:
         return "(no sources)"
-    return "\n\n".join(f"[{s.n}] {s.title}{' > ' + s.section if s.section else ''}\n{s.text}" for s in sources)
+    return "\n\n".join(numbered_source(s.n, s.title + (' > ' + s.section if s.section else ''), s.text) for s in sources)
 
 
 # --- the writer's question ----------------------------------------------------------------------
@@ -159,6 +162,12 @@ sentences). If the sources do not answer the question, say only: "{NOTHING_FOUND
     @classmethod
     def render_input(cls, inp: AnswerInput) -> str:
         return f"Topic: {inp.topic}\nQuestion: {inp.question}\n\nSources:\n{render_sources(inp.sources)}"
+
+    @classmethod
+    def check(cls, inp: AnswerInput, out: AnswerOutput) -> str | None:
+        if out.answer.strip().rstrip(".") == NOTHING_FOUND.rstrip("."):
+            return None
+        return citation_problem(out.answer, [s.n for s in inp.sources])
 
     @classmethod
     def extract(cls, inp: AnswerInput, nlp: TextToolkit) -> AnswerOutput:

@@ -12,7 +12,8 @@ import argparse
 import json
 import textwrap
 
-from cluster.commands.common import add_store_arguments, info, relative_source, store_settings
+from cluster.commands.common import (add_store_arguments, collection_name, count, info, place_of, run_async,
+                                     store_settings)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -22,10 +23,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "search (NaiveRAG); `auto` lets the router choose. Every statement cites a passage "
                     "of the collection.")
     p.add_argument("question", help="the question")
-    p.add_argument("--collection", "-c", required=True)
+    p.add_argument("--collection", "-c", required=True, type=collection_name)
     p.add_argument("--strategy", choices=["auto", "chain", "deep", "naive"], default="auto",
                    help="auto: the router picks chain for concrete multi-hop facts, deep for broad questions")
-    p.add_argument("--max-iter", type=int, default=None, metavar="N",
+    p.add_argument("--max-iter", type=count(1), default=None, metavar="N",
                    help="hops (chain, default 4) or search rounds (deep, default 3)")
     p.add_argument("--early-stop", action="store_true",
                    help="chain: stop as soon as the model judges the hops sufficient")
@@ -38,23 +39,27 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import asyncio
-
     from retrieval.errors import UsageError
 
     if not args.question.strip():
         raise UsageError("the question is empty")
-    if args.max_iter is not None and args.max_iter < 1:
-        raise UsageError(f"--max-iter must be at least 1, got {args.max_iter}")
     if args.max_iter is not None and args.strategy == "naive":
         raise UsageError("--max-iter does not apply to naive (one search); drop it or pick another --strategy")
     if args.early_stop and args.strategy not in ("chain", "auto"):
         raise UsageError("--early-stop applies to the chain strategy only (--strategy chain or auto)")
-    answer, usage = asyncio.run(_ask(args))
+    answer, usage = run_async(_ask(args))
     if args.json:
-        print(json.dumps({**answer.model_dump(mode="json"), "usage": usage}, ensure_ascii=False, indent=1))
+        # each cited passage: current / superseded / amended, from the evidence graph
+        from cluster.commands.graph import citation_statuses
+
+        payload = {**answer.model_dump(mode="json"), "usage": usage}
+        for cited, status in zip(payload["citations"], citation_statuses(args, answer.citations)):
+            cited["status"] = status
+        print(json.dumps(payload, ensure_ascii=False, indent=1))
     else:
         print_answer(answer)
+        if usage.get("fallback_summary"):
+            print(f"\nLLM calls: {usage['fallback_summary']}")
     return 0
 
 
@@ -83,7 +88,7 @@ async def _ask(args: argparse.Namespace):
     finally:
         retriever.close()
         await models.close()
-    return answer, models.ledger.summary().total.model_dump()
+    return answer, {**models.ledger.summary().total.model_dump(), "fallback_summary": models.ledger.fallback_summary()}
 
 
 def print_answer(answer) -> None:
@@ -100,9 +105,9 @@ def print_answer(answer) -> None:
         said = "(nothing found)" if found_nothing(hop.answer) else textwrap.shorten(hop.answer, 160)
         print(f"  {i}. {hop.query}\n     -> {said}")
         for p in hop.supporting_passages:
-            print(f"        [{p.title}] {relative_source(p.source)}:{p.line_start}-{p.line_end}")
+            print(f"        [{p.title}] {place_of(p.source, p.path, p.line_start, p.line_end)}")
     print("\nSources:")
     if not answer.citations:
         print("  (none)")
     for c in answer.citations:
-        print(f"  [{c.n}] {c.title} — {relative_source(c.source)}:{c.line_start}-{c.line_end}")
+        print(f"  [{c.n}] {c.title} — {place_of(c.source, c.path, c.line_start, c.line_end)}")

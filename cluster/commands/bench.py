@@ -30,7 +30,7 @@ import hashlib
 import time
 from pathlib import Path
 
-from cluster.commands.common import add_store_arguments, info, store_settings
+from cluster.commands.common import add_store_arguments, collection_name, count, info, store_settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -47,17 +47,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                "2WikiMultiHopQA (gpt-4o-mini) is --max-iter 7.")
     m.add_argument("--dataset", required=True, metavar="DIR", help="folder with questions.json and corpus.json")
     m.add_argument("--strategy", choices=["auto", "chain", "deep", "naive"], default="chain")
-    m.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N questions")
+    m.add_argument("--limit", type=count(1), default=None, metavar="N", help="only the first N questions")
     m.add_argument("--out", required=True, metavar="FILE.jsonl",
                    help="one JSON line per question; questions already in it are skipped")
-    m.add_argument("--collection", metavar="NAME",
+    m.add_argument("--collection", metavar="NAME", type=collection_name,
                    help="collection for the corpus (default: bench-<set>-<hash of its path>)")
-    m.add_argument("--max-iter", type=int, default=None, metavar="N",
+    m.add_argument("--max-iter", type=count(1), default=None, metavar="N",
                    help="hops (chain, default 4) or search rounds (deep, default 3)")
     m.add_argument("--early-stop", action="store_true", help="chain: stop once the hops are judged sufficient")
-    m.add_argument("--hoppers", type=int, default=None, metavar="N",
+    m.add_argument("--hoppers", type=count(1), default=None, metavar="N",
                    help="Hopper actors (default: the cluster's CPUs, at most 4)")
-    m.add_argument("--concurrency", type=int, default=8, metavar="N", help="questions in flight (default 8)")
+    m.add_argument("--concurrency", type=count(1), default=8, metavar="N", help="questions in flight (default 8)")
     m.add_argument("--question-timeout", type=float, default=600.0, metavar="SECONDS",
                    help="limit for one question (default 600)")
     m.add_argument("--address", metavar="ADDR", help="a Ray cluster to join (default: a local Ray)")
@@ -80,8 +80,6 @@ def run_multihop(args: argparse.Namespace) -> int:
     from retrieval.datasets import load_multihop_set
     from retrieval.errors import UsageError
 
-    if args.limit is not None and args.limit < 1:
-        raise UsageError(f"--limit must be at least 1, got {args.limit}")
     if args.max_iter is not None and args.strategy == "naive":
         raise UsageError("--max-iter does not apply to naive (one search); drop it or pick another --strategy")
     if args.early_stop and args.strategy not in ("chain", "auto"):
@@ -91,6 +89,8 @@ def run_multihop(args: argparse.Namespace) -> int:
     dataset = load_multihop_set(args.dataset)
     questions = dataset.questions[: args.limit] if args.limit else dataset.questions
     out = Path(args.out).expanduser().resolve()
+    if out.is_dir():
+        raise UsageError(f"--out {args.out}: is a folder; give a .jsonl file (created if missing)")
     out.parent.mkdir(parents=True, exist_ok=True)
     done = read_records(out)
     other = sorted({r.strategy for r in done.values()} - {args.strategy})
@@ -101,8 +101,6 @@ def run_multihop(args: argparse.Namespace) -> int:
     info(f"{dataset.name}: {len(questions)} questions, {len(questions) - len(todo)} already in {out.name}")
     multihop = MultihopSettings()
     if args.max_iter is not None:
-        if args.max_iter < 1:
-            raise UsageError(f"--max-iter must be at least 1, got {args.max_iter}")
         multihop.chain.max_iter = multihop.deep.max_iter = args.max_iter
     multihop.chain.early_stop = args.early_stop
     collection = args.collection or default_collection(dataset.folder, dataset.name)

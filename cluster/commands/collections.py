@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
     settings = store_settings(args)
     store = PassageStore(settings)
     try:
-        infos = store.collections()
+        infos = [i for i in store.collections() if not i.name.endswith("__graph")]  # graphs sit beside them
     finally:
         store.close()
     if args.json:

@@ -21,6 +21,33 @@ def add_store_arguments(parser: argparse.ArgumentParser) -> None:
                             "other names download, so they need network)")
 
 
+def collection_name(text: str) -> str:
+    """argparse `type=` for a collection name: refused in one line before any work."""
+    from retrieval.errors import UsageError
+    from retrieval.store import check_collection_name
+
+    try:
+        return check_collection_name(text)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def count(low: int, high: int | None = None):
+    """argparse `type=` for a whole number in [low, high]."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            bounds = f"from {low} to {high}" if high is not None else f"at least {low}"
+            raise argparse.ArgumentTypeError(f"must be {bounds}, got {value}")
+        return value
+
+    parse.__name__ = "number"  # argparse names the type in its own messages
+    return parse
+
+
 def store_settings(args: argparse.Namespace) -> StoreSettings:
     return StoreSettings.resolve(args.data_dir, args.qdrant_url, args.dense_model)
 
@@ -35,5 +62,30 @@ def relative_source(source: str) -> str:
         return source
 
 
+def place_of(source: str, path: str, line_start: int, line_end: int) -> str:
+    """Where a passage is: "url:lines (file)", or "file:lines" when it has no URL. The file is
+    always named, as several files may claim one URL."""
+    place = f"{relative_source(source)}:{line_start}-{line_end}"
+    return f"{place} ({relative_source(path)})" if path and path != source else place
+
+
 def info(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+def run_async(coroutine):
+    """`asyncio.run(coroutine)`, quiet when interrupted.
+
+    On Ctrl-C asyncio cancels the main task, then every task still running; autogen's
+    runtime tasks fail as they are torn down, and asyncio would print each traceback.
+    After an interrupt that noise is dropped: the CLI says "interrupted" in one line."""
+    import asyncio
+
+    async def guarded():
+        try:
+            return await coroutine
+        except asyncio.CancelledError:
+            asyncio.get_running_loop().set_exception_handler(lambda loop, context: None)
+            raise
+
+    return asyncio.run(guarded())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from cluster.commands.common import add_store_arguments, info, relative_source, store_settings
+from cluster.commands.common import add_store_arguments, collection_name, count, info, relative_source, store_settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -14,10 +14,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "passages with line ranges, dense + BM25 vectors, in Qdrant. Re-ingesting is cheap: "
                     "unchanged passages are not embedded again, a changed file replaces only its own passages.")
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories to ingest")
-    p.add_argument("--collection", "-c", required=True, help="collection name (created if new)")
+    p.add_argument("--collection", "-c", required=True, type=collection_name,
+                   help="collection name (created if new): letters, digits, '-', '_', '.'")
     p.add_argument("--prune", action="store_true",
                    help="also remove passages of files under PATH that no longer exist")
-    p.add_argument("--max-words", type=int, default=None, help="passage size limit in words (default 180)")
+    p.add_argument("--max-words", type=count(10, 10_000), default=None,
+                   help="passage size limit in words (default 180)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     add_store_arguments(p)
     p.set_defaults(func=run)
@@ -51,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
         ingestor.store.close()
+    for line in summary.warnings(relative_source):
+        info(line)
     pruned = f", {summary.pruned_files} deleted files pruned" if args.prune else ""
     print(f"ingested into '{args.collection}': {summary.line()}{pruned}")
     return 0

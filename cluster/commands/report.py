@@ -8,7 +8,11 @@ import re
 import sys
 from pathlib import Path
 
-from cluster.commands.common import add_store_arguments, info, relative_source, store_settings
+from cluster.commands.common import (add_store_arguments, collection_name, count, info, relative_source, run_async,
+                                     store_settings)
+
+# Beyond these a run gets no better, only longer (STORM's own defaults are 3 and 3): refused, not capped silently.
+MAX_PERSONAS, MAX_TURNS, MAX_SEARCH_K = 20, 20, 100
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,17 +31,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     src.add_argument("--corpus", metavar="PATH", action="append", default=[],
                      help="files or folders to research (repeatable); ingested first, which is cheap "
                           "when nothing changed, into --collection or a collection named after PATH")
-    src.add_argument("--collection", "-c", help="an ingested collection to research")
+    src.add_argument("--collection", "-c", type=collection_name, help="an ingested collection to research")
     out = p.add_argument_group("research and writing")
     out.add_argument("--out", metavar="DIR", help="where reports go (default: $RAYSTORM_HOME/runs)")
-    out.add_argument("--personas", type=int, default=3, metavar="N",
-                     help="personas besides the basic fact writer (default 3)")
-    out.add_argument("--turns", type=int, default=3, metavar="N", help="questions per conversation (default 3)")
-    out.add_argument("--search-k", type=int, default=8, metavar="K", help="passages per search query (default 8)")
+    out.add_argument("--personas", type=count(0, MAX_PERSONAS), default=3, metavar="N",
+                     help=f"personas besides the basic fact writer (default 3, at most {MAX_PERSONAS})")
+    out.add_argument("--turns", type=count(1, MAX_TURNS), default=3, metavar="N",
+                     help=f"questions per conversation (default 3, at most {MAX_TURNS})")
+    out.add_argument("--search-k", type=count(1, MAX_SEARCH_K), default=8, metavar="K",
+                     help=f"passages per search query (default 8, at most {MAX_SEARCH_K})")
     out.add_argument("--exclude-url", action="append", default=[], metavar="URL",
                      help="never retrieve this URL (repeatable; e.g. the ground truth in an evaluation)")
     out.add_argument("--no-polish", action="store_true", help="keep sentences that repeat earlier ones")
     out.add_argument("--force", action="store_true", help="redo every stage, even those already done")
+    out.add_argument("--writer", choices=("storm", "react"), default="storm",
+                     help="storm (default): sections written from the research table; react: a report agent "
+                          "writes each section in a think/tool/observe loop (quick search, insight forge, "
+                          "panorama of current and superseded facts, interviews of the run's personas), "
+                          "logging every step to agent_log.jsonl")
+    out.add_argument("--react-min-calls", type=int, default=2, metavar="N", help="react: tool calls per section, "
+                     "at least (default 2)")
+    out.add_argument("--react-max-calls", type=int, default=5, metavar="N", help="react: tool calls per section, "
+                     "at most (default 5)")
     add_llm_arguments(p)
     add_cluster_arguments(p)
     add_store_arguments(p)
@@ -56,18 +71,23 @@ def read_topics(args: argparse.Namespace) -> list[str]:
         path = Path(args.topics)
         if not path.is_file():
             raise UsageError(f"--topics {args.topics}: no such file")
-        lines = [" ".join(line.split("#", 1)[0].split()) for line in path.read_text(encoding="utf-8").splitlines()]
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            raise UsageError(f"--topics {args.topics}: cannot read it ({reason})") from None
+        lines = [" ".join(line.split("#", 1)[0].split()) for line in text.splitlines()]
         found = [t for t in lines if t]
         if not found:
             raise UsageError(f"--topics {args.topics}: the file has no topics (one a line)")
         topics += found
     if not topics:
         raise UsageError("no topic: give TOPIC or --topics FILE")
-    for name, value, low in (("--personas", args.personas, 0), ("--turns", args.turns, 1), ("--search-k", args.search_k, 1)):
-        if value < low:
-            raise UsageError(f"{name} must be at least {low}, got {value}")
     if not args.corpus and not args.collection:
         raise UsageError("say what to research: --corpus PATH (files to ingest) or --collection NAME")
+    if not 1 <= args.react_min_calls <= args.react_max_calls:
+        raise UsageError(f"--react-min-calls {args.react_min_calls} and --react-max-calls {args.react_max_calls}: "
+                         "need 1 <= min <= max")
     return list(dict.fromkeys(topics))
 
 
@@ -81,31 +101,33 @@ def collection_for(paths: list[str]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    import asyncio
     import logging
 
     topics = read_topics(args)
     # autogen logs an agent's failure with a traceback before re-raising it; the error is reported here
     logging.getLogger("autogen_core").addHandler(logging.NullHandler())
-    return asyncio.run(_run(args, topics))
+    return run_async(_run(args, topics))
 
 
 async def _run(args: argparse.Namespace, topics: list[str]) -> int:
     from agents.lm.arguments import settings_from_args, stage_models_from_args
     from agents.lm.nlp import TextToolkit
     from agents.lm.settings import STORM_STAGES
-    from agents.storm.artifacts import topic_slug
-    from agents.storm.pipeline import ReportOptions, run_report
+    from agents.runtime import LocalRuntime
+    from agents.storm.flow import ReportOptions, run_topic
     from agents.storm.run_config import RunConfig
     from cluster.distributed_args import wants_distributed
     from retrieval.config import data_home
-    from retrieval.infotable import AsyncInformationTable, InformationTable, table_name
+    from retrieval.infotable import AsyncInformationTable, InformationTable
     from retrieval.ingest import Ingestor
     from retrieval.search import AsyncCorpus, Corpus
 
     settings = store_settings(args)
     llm = settings_from_args(args)  # refuses bad LLM options before any work
     _refuse_cluster_options_locally(args)
+    _check_credentials(llm)
+    home = data_home(settings.data_dir)
+    out_dir = writable_folder(Path(args.out).expanduser().resolve() if args.out else home / "runs", "--out")
     collection = args.collection or collection_for(args.corpus)
     ingestor = Ingestor(settings)
     store = ingestor.store
@@ -114,39 +136,37 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
             summary = ingestor.ingest_paths(args.corpus, collection)
             info(f"corpus: ingested {', '.join(relative_source(str(Path(p).resolve())) for p in args.corpus)} "
                  f"into '{collection}': {summary.line()}")
+            for line in summary.warnings(relative_source):
+                info(line)
         corpus = Corpus(settings, collection, store=store, dense=ingestor.dense, sparse=ingestor.sparse)
         corpus.check()
         nlp = TextToolkit(embed=corpus.dense.embed)
-        home = data_home(settings.data_dir)
         models = stage_models_from_args(args, cache_dir=home / "cache" / "llm", nlp=nlp)
         models.validate_stages(STORM_STAGES)
         if models.notice:
             info(models.notice)
-        out_dir = Path(args.out).expanduser().resolve() if args.out else home / "runs"
         options = ReportOptions(personas=args.personas, turns=args.turns, search_k=args.search_k,
                                 exclude_urls=args.exclude_url, polish=not args.no_polish, force=args.force,
+                                writer=args.writer, react_min_calls=args.react_min_calls,
+                                react_max_calls=args.react_max_calls,
                                 where=f"collection '{collection}'")
         if wants_distributed(args):
             await models.close()
             store.close()  # a Corpus actor opens the embedded store from here on
             return await _run_distributed(args, topics, settings, collection, llm, options, out_dir, home)
         retriever = AsyncCorpus(corpus)
+        runtime = LocalRuntime(models, retriever, version=retriever.version, tables=lambda name: AsyncInformationTable(
+            InformationTable(store, name, corpus.dense, corpus.sparse, source=collection)))
         try:
             for topic in topics:
-                run_id = f"{topic_slug(topic)}-{hashlib.sha256(str(out_dir).encode()).hexdigest()[:8]}"
-                table = AsyncInformationTable(InformationTable(store, table_name(run_id), corpus.dense, corpus.sparse,
-                                                                    source=collection))
-                await table.drop()  # rebuilt from the conversation log, so it holds exactly this run's sources
                 config = RunConfig(topic=topic, collection=collection, corpus=[str(Path(p).resolve()) for p in args.corpus],
                                    store=settings, llm=llm, options=options)
-                try:
-                    summary = await run_report(topic, retriever=retriever, table=table, models=models,
-                                               out_dir=str(out_dir), options=options, progress=_progress,
-                                               config=config, ledger=models.ledger)
-                    await table.drop()
-                finally:
-                    table.close()
+                summary = await run_topic(topic, runtime, str(out_dir), options, progress=_progress, config=config,
+                                          llm=llm)
                 _print_summary(summary)
+            fell_back = models.ledger.fallback_summary()  # None when no call went to a language model
+            if fell_back:
+                print(f"LLM calls: {fell_back}")
         finally:
             await models.close()
             retriever.close()  # its worker thread; the store is closed below
@@ -181,6 +201,32 @@ async def _run_distributed(args, topics, settings, collection, llm, options, out
     return 0
 
 
+def writable_folder(folder: Path, flag: str) -> Path:
+    """`folder`, created if missing, once a file could be written in it; else a one-line error, before any work."""
+    import tempfile
+
+    from retrieval.errors import RaystormError, UsageError
+
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{flag} {folder}: is a file, not a folder; give a folder (created if missing)")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise RaystormError(f"{flag} {folder}: cannot write there ({exc.strerror or exc}); "
+                            f"give a folder you can write to") from None
+    return folder
+
+
+def _check_credentials(llm) -> None:
+    """A missing API key is said before the ingest, not after it."""
+    from agents.lm.models import api_key
+
+    for spec in llm.specs:
+        api_key(spec)
+
+
 def _refuse_cluster_options_locally(args: argparse.Namespace) -> None:
     """Cluster options only mean something on Ray: refused, not ignored, in a local run."""
     from cluster.distributed_args import wants_distributed
@@ -202,5 +248,5 @@ def _print_summary(summary) -> None:
     print(f"[{summary.topic}] {summary.line()}" + (f" (reused: {', '.join(summary.reused)})" if summary.reused else ""))
 
 
-def _progress(topic: str, stage: str, detail: str) -> None:
-    print(f"[{topic}] {stage}: {detail}", file=sys.stderr, flush=True)
+def _progress(event) -> None:
+    print(event.line(), file=sys.stderr, flush=True)

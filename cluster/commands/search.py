@@ -6,15 +6,15 @@ import argparse
 import json
 import textwrap
 
-from cluster.commands.common import add_store_arguments, relative_source, store_settings
+from cluster.commands.common import add_store_arguments, collection_name, count, place_of, store_settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("search", help="search a collection",
                        description="Ranked passages for a query, with title, source, line range and score.")
     p.add_argument("query", help="the search text")
-    p.add_argument("--collection", "-c", required=True)
-    p.add_argument("-k", type=int, default=5, help="number of passages (default 5)")
+    p.add_argument("--collection", "-c", required=True, type=collection_name)
+    p.add_argument("-k", type=count(1, 1000), default=5, help="number of passages (default 5)")
     p.add_argument("--mode", choices=["dense", "sparse", "hybrid"], default=None,
                    help="dense vectors, BM25, or both fused by RRF in Qdrant (default: hybrid, chosen by "
                         "measurement; see README)")
@@ -48,8 +48,10 @@ def run(args: argparse.Namespace) -> int:
         corpus.close()
     if args.json:
         print(json.dumps([{"rank": h.rank, "passage_id": h.passage.passage_id, "title": h.passage.title,
-                           "source": h.passage.source, "line_start": h.passage.line_start,
-                           "line_end": h.passage.line_end, "score": h.score, "text": h.passage.text}
+                           "source": h.passage.source, "url": h.passage.url, "path": h.passage.path,
+                           "record": h.passage.record, "line_start": h.passage.line_start,
+                           "line_end": h.passage.line_end, "score": h.score, "text": h.passage.text,
+                           "status": h.status.model_dump(mode="json", exclude={"via_edges"}) if h.status else None}
                           for h in hits], ensure_ascii=False, indent=1))
         return 0
     if not hits:
@@ -58,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
         p = h.passage
         where = " > ".join(p.heading_path)
         print(f"{h.rank}. {p.title}{' > ' + where if where else ''}  (score {h.score:.3f})")
-        print(f"   {relative_source(p.source)}:{p.line_start}-{p.line_end}")
+        print(f"   {place_of(p.source, p.path, p.line_start, p.line_end)}")
+        if h.status and h.status.state != "current":  # from the evidence graph
+            print(f"   [{h.status.line()}]")
         print(textwrap.indent(textwrap.shorten(p.text.replace("\n", " "), 300), "   "))
     return 0

@@ -1,7 +1,10 @@
 """`raystorm submit [--address URL] [--no-wait] -- report ...`: run a raystorm command as a Ray job.
 
 The same as `ray job submit -- python -m cluster.cli report ...`, over
-`ray.job_submission.JobSubmissionClient`. The address is the cluster's job
+`ray.job_submission.JobSubmissionClient`, except that the job runs the CLI with
+the Python that runs Ray on the head (a head started as `/venv/bin/ray start`
+from a service manager has no venv on its PATH, so a bare `python` would be the
+system's). The address is the cluster's job
 server (its dashboard, e.g. http://127.0.0.1:8265), defaulting to $RAY_ADDRESS
 as for `ray job submit`. Token authentication stays on: the token is read as
 Ray reads it ($RAY_AUTH_TOKEN, $RAY_AUTH_TOKEN_PATH, or ~/.ray/auth_token).
@@ -49,8 +52,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+# The job's shell is started by Ray's job supervisor, a Ray worker process whose argv[0] is the
+# interpreter `ray start` ran with (a venv's bin/python, unresolved). Use it, and say what to do
+# when raystorm is not installed there.
+_HEAD_PYTHON = (
+    "py=$(tr '\\0' '\\n' < /proc/$PPID/cmdline 2>/dev/null | head -n 1); "
+    'case "$py" in */python*) ;; *) py=python ;; esac; '
+    '"$py" -c "import cluster.cli" 2>/dev/null || { echo "raystorm: the Python that runs Ray on this node '
+    '($py) cannot import raystorm: install raystorm into it, or submit with --working-dir CHECKOUT" >&2; exit 1; }; '
+    'exec "$py"'
+)
+
+
 def entrypoint(command_args: list[str]) -> str:
-    """The job's shell command: the raystorm CLI through the cluster's Python."""
+    """The job's shell command: the raystorm CLI through the Python that runs Ray on the head."""
     args = list(command_args)
     if args and args[0] == "--":
         args = args[1:]
@@ -62,7 +77,7 @@ def entrypoint(command_args: list[str]) -> str:
     if args[0] not in RUNNABLE:
         raise UsageError(f"`{args[0]}` is not a raystorm command that runs as a job; use one of: "
                          f"{', '.join(RUNNABLE)}")
-    return shlex.join(["python", "-m", "cluster.cli", *args])
+    return f"{_HEAD_PYTHON} {shlex.join(['-m', 'cluster.cli', *args])}"
 
 
 def _client(address: str | None):

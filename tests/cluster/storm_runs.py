@@ -6,7 +6,7 @@ import shutil
 from pathlib import Path
 
 from agents.storm.artifacts import CALL_HISTORY, RUN_CONFIG
-from agents.storm.pipeline import ReportOptions
+from agents.storm.flow import ReportOptions
 from cluster.cli import main
 from retrieval.config import StoreSettings
 

@@ -10,11 +10,12 @@ from conftest import EXAMPLE_COLLECTION
 from storm_runs import OPTIONS, TOPICS, artifacts, copy_home
 
 from actors.calls import call
-from agents.storm.artifacts import CALL_HISTORY, RunFiles
+from agents.storm.artifacts import CALL_HISTORY, STAGES, RunFiles
+from agents.storm.flow import INFO_TABLE
 from cluster.distributed import ClusterPlan, report_topics, research_session, run_reports_distributed
 
 PLAN = ClusterPlan(writer_actors=2, expert_actors=2)
-STAGES = ["personas", "conversations", "outline", "article", "polish"]
+STAGES = list(STAGES)
 
 
 def test_distributed_run_writes_what_the_pipeline_writes(ray_cluster, corpus_settings, reference, tmp_path):
@@ -26,7 +27,7 @@ def test_distributed_run_writes_what_the_pipeline_writes(ray_cluster, corpus_set
         # a session keeps the actors after the run: every persona's writer still holds its conversation
         async with research_session(store=home, collection=EXAMPLE_COLLECTION, plan=PLAN,
                                     personas_total=len(TOPICS) * (OPTIONS.personas + 1)) as run:
-            done = await report_topics(TOPICS, run, str(out), OPTIONS, lambda *e: events.append(e))
+            done = await report_topics(TOPICS, run, str(out), OPTIONS, lambda e: events.append((e.topic, e.stage, e.text())))
             held = {}
             for s in done:
                 for conv in json.loads((Path(s.directory) / "conversation_log.json").read_text()):
@@ -51,7 +52,7 @@ def test_distributed_run_writes_what_the_pipeline_writes(ray_cluster, corpus_set
 
     for topic in TOPICS:  # progress reached the driver for every topic and stage
         stages = {stage for t, stage, _ in events if t == topic}
-        assert {*STAGES, "information table"} <= stages
+        assert {*STAGES, INFO_TABLE} <= stages
     for s in summaries:  # every model call is in its topic's history
         history = (Path(s.directory) / CALL_HISTORY).read_text().splitlines()
         assert history and all(json.loads(line)["ok"] for line in history)

@@ -38,9 +38,9 @@ def test_run_survives_losing_a_worker_node(ray_cluster, corpus_settings, referen
     conversing = threading.Event()
     events: list[tuple[str, str, str]] = []
 
-    def progress(topic, stage, detail):
-        events.append((topic, stage, detail))
-        if stage == "conversations" and detail == "started":
+    def progress(event):
+        events.append((event.topic, event.stage, event.text()))
+        if event.stage == "conversations" and event.kind == "started":
             conversing.set()
 
     def hosted_on(node_id: str) -> str:  # from the run's placement report: "... on 3 node(s): ab12cd34: X, Y; ..."
@@ -91,9 +91,9 @@ def test_a_conversation_whose_writer_dies_starts_again(ray_cluster, corpus_setti
                           recipe=ModelRecipe.for_store(home))
     events: list[tuple[str, str, str]] = []
 
-    def progress(t, stage, detail):
-        events.append((t, stage, detail))
-        if stage == "conversations" and detail == "started":  # kill it (Ray restarts it) a turn later
+    def progress(event):
+        events.append((event.topic, event.stage, event.text()))
+        if event.stage == "conversations" and event.kind == "started":  # kill it (Ray restarts it) a turn later
             threading.Timer(0.8, ray.kill, args=(run.writers.handles[0],), kwargs={"no_restart": False}).start()
 
     try:

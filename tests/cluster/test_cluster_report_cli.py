@@ -28,3 +28,19 @@ def test_report_command_runs_distributed(ray_cluster, corpus_settings, reference
 def test_cluster_options_are_refused_without_ray(capsys):
     assert main(["report", "topic", "-c", "x", "--writers", "2"]) == 2
     assert "only apply on Ray" in capsys.readouterr().err
+
+
+def test_the_react_writer_writes_the_same_report_on_the_actor_system(ray_cluster, corpus_settings, tmp_path, capsys):
+    """`--writer react` in process and with --distributed (sections on ReportAgent actors): same files."""
+    from agents.report.flow import AGENT_LOG
+
+    home = copy_home(corpus_settings, tmp_path / "home")
+    topic = TOPICS[0]
+    base = ["report", topic, "-c", EXAMPLE_COLLECTION, "--data-dir", home.data_dir, "--writer", "react",
+            "--personas", "1", "--turns", "2"]
+    assert main([*base, "--out", str(tmp_path / "local")]) == 0
+    assert main([*base, "--out", str(tmp_path / "ray"), "--distributed", "--writers", "1", "--experts", "1"]) == 0
+    assert "ReportAgent" in capsys.readouterr().err  # the placement line names the report agent actor
+    local = {k: v for k, v in artifacts(tmp_path / "local").items() if not k.endswith(AGENT_LOG)}
+    distributed = {k: v for k, v in artifacts(tmp_path / "ray").items() if not k.endswith(AGENT_LOG)}
+    assert any(k.endswith("section_01.json") for k in local) and local == distributed

@@ -17,6 +17,7 @@ import pytest
 from conftest import EXAMPLE_COLLECTION
 from storm_runs import copy_home
 
+from agents.storm.artifacts import RunFiles
 from cluster.commands.submit import entrypoint
 from retrieval.errors import UsageError
 
@@ -43,8 +44,11 @@ def job_head(tmp_path_factory):
     base = Path(tmp_path_factory.mktemp("ray-head"))
     temp_dir = Path("/tmp") / f"rs-head-{os.getpid()}"  # short: Ray's socket paths must fit in 107 bytes
     (gcs, dash, client, agent_http, agent_grpc, runtime_env, metrics, node_manager, object_manager) = free_ports(9)
-    env = {**os.environ, "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}",  # as after `source venv/bin/activate`
-           "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+    # started as a service manager would: `/venv/bin/ray start` with the venv NOT on PATH, so a job's
+    # bare `python` would be the system's (which lacks raystorm's dependencies)
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if Path(p) != VENV_BIN)
+    env = {**os.environ, "PATH": path, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+    env.pop("VIRTUAL_ENV", None)
     for name in ("RAY_ADDRESS", "RAYSTORM_RAY_ADDRESS"):
         env.pop(name, None)
     cmd = [str(VENV_BIN / "ray"), "start", "--head", "--block", "--disable-usage-stats",
@@ -80,9 +84,14 @@ def job_head(tmp_path_factory):
         shutil.rmtree(temp_dir, ignore_errors=True)
 
 
-def test_entrypoint_runs_the_cli_through_the_clusters_python():
-    assert entrypoint(["--", "report", "--topics", "t.txt"]) == "python -m cluster.cli report --topics t.txt"
-    assert entrypoint(["raystorm", "ask", "why?"]) == "python -m cluster.cli ask 'why?'"
+def test_entrypoint_runs_the_cli_through_the_python_that_runs_ray():
+    assert entrypoint(["--", "report", "--topics", "t.txt"]).endswith('exec "$py" -m cluster.cli report --topics t.txt')
+    assert entrypoint(["raystorm", "ask", "why?"]).endswith("-m cluster.cli ask 'why?'")
+    # run as the job supervisor runs it (`sh -c`), from a process whose argv[0] is this venv's python
+    shell = subprocess.run([sys.executable, "-c", "import subprocess, sys; sys.exit(subprocess.run("
+                            "sys.argv[1], shell=True, env={'PATH': '/usr/bin:/bin'}).returncode)",
+                            entrypoint(["--", "collections", "--help"])], capture_output=True, text=True, timeout=120)
+    assert shell.returncode == 0 and "collections" in shell.stdout, shell.stderr[-2000:]
     with pytest.raises(UsageError, match="nothing to submit"):
         entrypoint(["--"])
     with pytest.raises(UsageError, match="`submit` is not a raystorm command that runs as a job"):
@@ -103,7 +112,7 @@ def test_submit_runs_a_report_job_and_waits_for_it(job_head, corpus_settings, tm
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "SUCCEEDED" in done.stderr
     assert "[Flood rider waiting period]" in done.stdout + done.stderr  # the job's log was streamed here
-    folder = out / "Flood_rider_waiting_period"
+    folder = RunFiles(out, "Flood rider waiting period").dir
     assert "## References" in (folder / "report.md").read_text()
     for name in ("conversation_log.json", "storm_gen_outline.txt", "url_to_info.json", "llm_call_history.jsonl"):
         assert (folder / name).is_file()
@@ -128,9 +137,10 @@ def test_submit_reads_the_token_file_and_plain_ray_job_submit_works_too(job_head
                           timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().startswith("raysubmit_")
-    # the documented plain form: `ray job submit` sends the token once RAY_AUTH_MODE=token is set
+    # the documented plain form: `ray job submit` sends the token once RAY_AUTH_MODE=token is set (the
+    # head's PATH lacks the venv here, so the job names the installed command by its path)
     done = subprocess.run([str(VENV_BIN / "ray"), "job", "submit", "--address", address, "--working-dir", str(REPO),
-                           "--", "raystorm", "collections", "--data-dir", str(data)],
+                           "--", str(VENV_BIN / "raystorm"), "collections", "--data-dir", str(data)],
                           env={**user, "RAY_AUTH_MODE": "token"}, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "no collections in" in done.stdout and "succeeded" in done.stdout.lower()

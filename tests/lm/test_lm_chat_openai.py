@@ -142,7 +142,7 @@ def test_invalid_twice_is_a_typed_error_naming_step_and_model(fake_openai, step,
     server = fake_openai()
     server.script = [server.completion('{"answer": 42}'), server.completion("I cannot answer that.")]
     cache = CompletionCache(tmp_path / "cache")
-    model = openai_model(server, cache=cache)
+    model = openai_model(server, cache=cache, on_bad_output="fail")
 
     with pytest.raises(ModelOutputError) as err:
         run(model, step, question)

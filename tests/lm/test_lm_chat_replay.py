@@ -12,11 +12,11 @@ from agents.lm.chat import ChatModel
 from agents.lm.errors import ModelOutputError
 
 
-def replay_model(replies: list[str], **info) -> tuple[ChatModel, ReplayChatCompletionClient]:
+def replay_model(replies: list[str], on_bad_output="extractive", **info) -> tuple[ChatModel, ReplayChatCompletionClient]:
     model_info = {"vision": False, "function_calling": False, "json_output": True,
                   "family": ModelFamily.UNKNOWN, "structured_output": True, **info}
     client = ReplayChatCompletionClient(replies, model_info=model_info)
-    return ChatModel(client, model="replay"), client
+    return ChatModel(client, model="replay", on_bad_output=on_bad_output), client
 
 
 def test_valid_output(step, question):
@@ -55,8 +55,8 @@ def test_schema_mismatch_then_repair_names_the_field(step, question):
     assert "answer: Field required" in client.create_calls[1]["messages"][3].content
 
 
-def test_junk_twice_is_a_typed_error(step, question):
-    model, _ = replay_model(["no idea", '{"answer": ["not", "a", "string"]}'])
+def test_junk_twice_is_a_typed_error_when_asked_to_fail(step, question):
+    model, _ = replay_model(["no idea", '{"answer": ["not", "a", "string"]}'], on_bad_output="fail")
 
     with pytest.raises(ModelOutputError) as err:
         asyncio.run(model.run(step, question))

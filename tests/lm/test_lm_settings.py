@@ -57,6 +57,7 @@ def test_model_specs(text, base_url, expected):
     (["--stage-llm", "Outline=openai:gpt-4o"], "stage name"),
     (["--llm-temperature", "0.7"], "only apply to a language model"),
     (["--no-llm-cache"], "only apply to a language model"),
+    (["--on-bad-output", "fail"], "--on-bad-output only apply to a language model"),
     (["--llm", "openai:gpt-4o", "--llm-price", "gpt-4o=cheap"], "MODEL=IN,OUT"),
     (["--llm", "openai:gpt-4o", "--llm-retries", "-1"], "max_retries"),
 ])
@@ -144,3 +145,15 @@ def test_stage_models_is_a_language_model(step, question):
     assert [r.step for r in extractive.ledger.records] == ["test.answer"]
     assert [r.step for r in other.ledger.records] == ["test.polish"]
     assert sorted(r.step for r in models.ledger.records) == ["test.answer", "test.polish"]  # merged view
+
+
+def test_on_bad_output_travels_in_the_settings_to_every_chat_model(keys, tmp_path):
+    default = settings_from_args(parse("--llm", "m@http://gpu:8000/v1"))
+    assert default.on_bad_output == "extractive"
+    settings = settings_from_args(parse("--llm", "m@http://gpu:8000/v1", "--stage-llm", "outline=openai:gpt-4o",
+                                        "--on-bad-output", "fail"))
+    shipped = LLMSettings.model_validate_json(settings.model_dump_json())  # run_config.json, a Ray actor
+    models = StageModels.from_settings(shipped, cache_dir=tmp_path)
+    assert {m.on_bad_output for m in models._models()} == {"fail"}
+    with pytest.raises(SystemExit):
+        parse("--llm", "m@http://gpu:8000/v1", "--on-bad-output", "ignore")

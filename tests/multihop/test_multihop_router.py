@@ -27,8 +27,10 @@ def test_the_extractive_router_reads_the_descriptions(question, strategy):
 
 def test_an_unparseable_reply_falls_back_to_the_default():
     server = FakeLLM({"multihop_route": ["I think the chain one, probably", "still not JSON"]})
+    model = chat_model(server)
+    model.on_bad_output = "fail"  # with the default, the extractive router would choose instead
 
-    route = run(Router(chat_model(server), descriptions(), default="deep").route("Who designed it?"))
+    route = run(Router(model, descriptions(), default="deep").route("Who designed it?"))
 
     assert route.strategy == "deep"
     assert "fell back to the default 'deep'" in route.note

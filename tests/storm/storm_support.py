@@ -13,9 +13,10 @@ import httpx
 
 from agents.lm.extractive import ExtractiveModel
 from agents.lm.nlp import TextToolkit
-from agents.storm.pipeline import ReportOptions, ReportSummary, run_report
+from agents.runtime import LocalRuntime
+from agents.storm.flow import ReportOptions, ReportSummary, run_topic
 import retrieval.ingest
-from retrieval.infotable import AsyncInformationTable, InformationTable, table_name
+from retrieval.infotable import AsyncInformationTable, InformationTable
 from retrieval.search import AsyncCorpus, Corpus
 
 FLOOD = "Harborline Mutual flood coverage"
@@ -31,27 +32,19 @@ class Parts:
         self.retriever = retriever
         self.nlp = nlp
 
-    def table(self, run_id: str) -> AsyncInformationTable:
-        return AsyncInformationTable(InformationTable(self.corpus.store, table_name(run_id), self.corpus.dense,
-                                                      self.corpus.sparse))
+    def table(self, name: str) -> AsyncInformationTable:
+        return AsyncInformationTable(InformationTable(self.corpus.store, name, self.corpus.dense, self.corpus.sparse))
+
+    def runtime(self, models) -> LocalRuntime:
+        return LocalRuntime(models, self.retriever, self.table, version=self.retriever.version)
 
     def extractive(self) -> ExtractiveModel:
         return ExtractiveModel(self.nlp)
 
     def report(self, topic: str, out_dir: Path, models, progress=None, **options) -> ReportSummary:
-        """One run of the in-process pipeline; the table is dropped afterwards (it is rebuilt from the log)."""
-        async def go() -> ReportSummary:
-            table = self.table(f"{out_dir.name}-{topic}")
-            await table.drop()
-            try:
-                return await run_report(topic, retriever=self.retriever, table=table, models=models,
-                                        out_dir=str(out_dir), options=ReportOptions(**options), progress=progress,
-                                        ledger=getattr(models, "ledger", None))
-            finally:
-                await table.drop()
-                table.close()
-
-        return asyncio.run(go())
+        """One in-process run of the report flow (its table is dropped afterwards: it is rebuilt from the log)."""
+        return asyncio.run(run_topic(topic, self.runtime(models), str(out_dir), ReportOptions(**options),
+                                     progress=progress))
 
 
 # --- a fake OpenAI-compatible server ----------------------------------------------------------

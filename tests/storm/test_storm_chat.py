@@ -88,10 +88,11 @@ def scripted_server() -> FakeLLM:
     })
 
 
-def chat_models(server: FakeLLM) -> StageModels:
+def chat_models(server: FakeLLM, **options) -> StageModels:
     settings = LLMSettings(default=ModelSpec(provider="openai_compatible", model="fake-model",
                                              base_url="http://llm.test/v1"),
-                           retry=RetryPolicy(max_retries=2, base_delay_s=0.01, max_delay_s=0.05), cache=False)
+                           retry=RetryPolicy(max_retries=2, base_delay_s=0.01, max_delay_s=0.05), cache=False,
+                           **options)
     return StageModels.from_settings(settings, http_client=server.client())
 
 
@@ -125,8 +126,8 @@ def test_the_whole_pipeline_through_the_openai_client(parts, tmp_path):
 def test_a_step_that_keeps_failing_stops_the_run_at_its_stage_and_a_rerun_resumes(parts, tmp_path):
     broken = scripted_server()
     broken.replies["storm_outline_refine"] = lambda b: completion("")  # empty text, every time
-    with pytest.raises(StageFailed) as failed:
-        parts.report(FLOOD, tmp_path, chat_models(broken), personas=1, turns=1)
+    with pytest.raises(StageFailed) as failed:  # asked to fail: today's behaviour
+        parts.report(FLOOD, tmp_path, chat_models(broken, on_bad_output="fail"), personas=1, turns=1)
     assert failed.value.stage == "outline" and "storm.outline.refine" in str(failed.value)
     assert len(broken.calls("storm_outline_refine")) == 2  # the reply, then one repair
     files = RunFiles(tmp_path, FLOOD)
@@ -137,3 +138,20 @@ def test_a_step_that_keeps_failing_stops_the_run_at_its_stage_and_a_rerun_resume
     assert summary.reused == ["personas", "conversations"]
     assert not fixed.calls("storm_perspectives") and not fixed.calls("storm_expert_answer")
     assert files.path("report.md").exists()
+
+
+def test_a_step_that_keeps_failing_falls_back_to_the_extractive_model_and_the_run_completes(parts, tmp_path):
+    broken = scripted_server()
+    broken.replies["storm_outline_refine"] = lambda b: completion("")  # empty text, every time
+    models = chat_models(broken)  # the default: --on-bad-output extractive
+
+    parts.report(FLOOD, tmp_path, models, personas=1, turns=1)
+
+    files = RunFiles(tmp_path, FLOOD)
+    assert files.path("report.md").exists() and len(broken.calls("storm_outline_refine")) == 2
+    history = [json.loads(line) for line in files.path("llm_call_history.jsonl").read_text().splitlines()]
+    (refine,) = [r for r in history if r["step"] == "storm.outline.refine"]
+    assert refine["ok"] and refine["fallback"] == "extractive" and refine["fallback_reason"] == "the reply was empty"
+    assert all(r["fallback"] is None for r in history if r["step"] != "storm.outline.refine")
+    assert models.ledger.fallback_summary() == (
+        f"1 of {len(history)} calls fell back to the extractive model; by step: storm.outline.refine 1")

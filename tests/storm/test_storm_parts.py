@@ -123,7 +123,9 @@ def test_the_writer_sees_four_turns_in_full():
 
 
 def _snippet(url: str, text: str, line: int) -> Snippet:
-    return Snippet(url=url, title=url.rsplit("/", 1)[-1], text=text, path=f"/docs/{line}.md", line_start=line,
+    # one file per URL: files that share a URL are separate sources (issue 14)
+    name = url.rsplit("/", 1)[-1]
+    return Snippet(url=url, title=name, text=text, path=f"/docs/{name}.md", line_start=line,
                    line_end=line, passage_id=f"p{line}")
 
 

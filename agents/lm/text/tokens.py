@@ -27,10 +27,6 @@ def words(text: str) -> list[str]:
     return WORD.findall(text)
 
 
-def word_spans(text: str) -> list[tuple[int, int]]:
-    return [m.span() for m in WORD.finditer(text)]
-
-
 def is_stopword(word: str) -> bool:
     return word.lower().replace("’", "'") in ALL_STOPWORDS
 

@@ -12,6 +12,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Union
 
+import retrieval.mmr
+
 Dense = Sequence[float]
 Sparse = dict[str, float]
 Vector = Union[Sparse, Dense]
@@ -52,24 +54,8 @@ def cosine(a: Vector, b: Vector) -> float:
 def mmr(query: Vector, candidates: Sequence[Vector], k: int, lambda_: float = 0.7) -> list[int]:
     """Maximal marginal relevance (Carbonell & Goldstein 1998): indices of up to `k`
     candidates, each maximising λ·sim(query, c) − (1−λ)·max sim(c, already chosen)."""
-    if not 0.0 <= lambda_ <= 1.0:
-        raise ValueError(f"lambda_ must be within [0, 1], got {lambda_}")
-    relevance = [cosine(query, c) for c in candidates]
-    chosen: list[int] = []
-    redundancy = [0.0] * len(candidates)
-    while len(chosen) < min(k, len(candidates)):
-        best, best_score = -1, -math.inf
-        for i in range(len(candidates)):
-            if i in chosen:
-                continue
-            score = lambda_ * relevance[i] - (1.0 - lambda_) * redundancy[i]
-            if score > best_score:
-                best, best_score = i, score
-        chosen.append(best)
-        for i in range(len(candidates)):
-            if i not in chosen:
-                redundancy[i] = max(redundancy[i], cosine(candidates[i], candidates[best]))
-    return chosen
+    return retrieval.mmr.mmr([cosine(query, c) for c in candidates],
+                             lambda i, j: cosine(candidates[i], candidates[j]), k, lambda_)
 
 
 def cluster(vectors: Sequence[Vector], n: int, iterations: int = 10) -> list[list[int]]:

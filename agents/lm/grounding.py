@@ -1,0 +1,39 @@
+"""Whether a written answer cites its sources: the check every citing step runs on a chat
+model's output (`Step.check`), so an uncited claim is repaired or replaced, never shown as cited."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_MARKER = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+
+
+def cited_numbers(text: str) -> list[int]:
+    """The numbers cited as [n] (or [n, m]) in `text`, in order of first use."""
+    out: list[int] = []
+    for m in _MARKER.finditer(text):
+        for part in m.group(1).split(","):
+            n = int(part)
+            if n not in out:
+                out.append(n)
+    return out
+
+
+def citation_problem(text: str, valid: Iterable[int], *, also_cited: Iterable[int] = (),
+                     what: str = "the answer") -> str | None:
+    """None when `text` (or the `also_cited` list given beside it) cites at least one of the
+    `valid` source numbers; else what to fix. An empty text cites nothing and needs nothing."""
+    if not text.strip():
+        return None
+    valid = sorted(set(valid))
+    cited = set(cited_numbers(text)) | set(also_cited)
+    if cited & set(valid):
+        return None
+    if not valid:
+        return f"{what} makes claims but there are no sources to cite: reply with the no-answer text"
+    # no "[n]" in the advice itself: a small model copies the advice into its answer, and the
+    # copied brackets would pass this check
+    wrong = f" (numbers {', '.join(str(n) for n in sorted(cited))} name no source)" if cited else ""
+    return (f"{what} cites no source{wrong}: end every sentence with the number of the source it "
+            f"comes from in square brackets; the sources are numbered {valid[0]} to {valid[-1]}")

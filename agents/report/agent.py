@@ -1,0 +1,194 @@
+"""The ReACT loop of one section: think → tool call → observe, then write from what the tools returned.
+
+    for each call (at least `min_calls`, at most `max_calls`):
+        decision = models.run(ChooseTool, what the agent has seen so far)   # think
+        result   = run_tool(ctx, decision.call)                              # act: a real execution
+        observations.append(result)                                           # observe
+    text = models.run(WriteSection, the facts of every observation)          # write, with [n]
+
+A decision is a structured call (tool name + arguments), never free text: an observation
+only ever comes from `run_tool`, so a model that writes its own "tool result" into its
+thought gets it logged as a thought and nothing else. A section that is empty, is tool-call
+JSON, or cites nothing is rejected and written once more; then the section fails by name.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from agents.lm.grounding import cited_numbers
+from agents.lm.nlp import TextToolkit
+from agents.lm.steps import Step
+from agents.report.records import TOOL_NAMES, LogEntry, ReactSection, ToolCall, ToolName, ToolResult
+from agents.report.tools import DESCRIPTIONS, ToolContext, run_tool
+from agents.storm.article import SectionDraft, numbered, tidy_section_text
+from agents.storm.citations import keep_valid
+from agents.storm.records import Outline
+from agents.storm.steps_article import SectionInput, WriteSection
+from retrieval.errors import RaystormError
+from retrieval.snippets import Snippet
+
+SECTION_FACTS = 12  # the facts a section is written from, at most
+
+
+class Observation(BaseModel):
+    tool: ToolName
+    arguments: dict
+    digest: str
+
+
+class ChooseInput(BaseModel):
+    topic: str
+    heading: str
+    subsections: list[str] = Field(default_factory=list)
+    earlier_sections: list[str] = Field(default_factory=list, description="headings already written")
+    tools: list[str]
+    observations: list[Observation] = Field(default_factory=list)
+    can_interview: bool
+    min_calls: int
+    max_calls: int
+
+
+class ChooseOutput(BaseModel):
+    thought: str = Field(description="one or two sentences: what is still missing for this section")
+    action: Literal["quick_search", "insight_forge", "panorama_search", "interview_agents", "write"]
+    arguments: dict = Field(default_factory=dict, description="the tool's arguments, e.g. {\"query\": \"...\"}")
+
+
+class ChooseTool(Step[ChooseInput, ChooseOutput]):
+    name = "report.react.choose"
+    stage = "react"
+    Input = ChooseInput
+    Output = ChooseOutput
+    instructions = """\
+You are writing one section of a research report. Decide the next step: call one tool to gather
+evidence, or "write" once you have enough. Call at least min_calls tools and at most max_calls.
+Use panorama_search where rules or facts may have changed over time, interview_agents (only when
+can_interview) for the perspectives of the run's researchers. Never write a tool's result yourself:
+only the tool's real output is observed."""
+
+    @classmethod
+    def extract(cls, inp: ChooseInput, nlp: TextToolkit) -> ChooseOutput:
+        """The deterministic planner: search the section, read its history, hear the personas."""
+        done = len(inp.observations)
+        query = f"{inp.topic} {inp.heading}"
+        plan: list[tuple[str, dict, str]] = [
+            ("quick_search", {"query": query, "k": 6}, f"Find the passages about {inp.heading}."),
+            ("panorama_search", {"query": query}, "Check which of them still hold and what replaced the others."),
+        ]
+        if inp.can_interview:
+            plan.append(("interview_agents", {"topic": query, "max_agents": 2},
+                         "Hear what the researchers found on this section."))
+        else:
+            plan.append(("insight_forge", {"query": query}, "Break the section into sub-questions."))
+        plan = plan[:max(inp.min_calls, min(len(plan), inp.max_calls))]
+        if done < len(plan):
+            action, args, thought = plan[done]
+            return ChooseOutput(thought=thought, action=action, arguments=args)
+        return ChooseOutput(thought="The observations cover the section.", action="write")
+
+
+def _is_tool_json(text: str) -> bool:
+    body = text.strip().strip("`").strip()
+    if body.startswith("json"):
+        body = body[4:].strip()
+    if not body.startswith(("{", "[")):
+        return False
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return bool(re.search(r'"(tool|action|arguments|function)"\s*:', body))
+    return isinstance(value, (dict, list))
+
+
+def section_problem(text: str, sources: int) -> str | None:
+    """Why a written section cannot be used, or None."""
+    if not text.strip():
+        return "the section is empty"
+    if _is_tool_json(text):
+        return "the section is tool-call JSON, not prose"
+    if not any(1 <= n <= sources for n in cited_numbers(text)):
+        return "the section cites none of its sources"
+    return None
+
+
+class SectionFailed(RaystormError):
+    def __init__(self, heading: str, problem: str):
+        super().__init__(f"section '{heading}' could not be written: {problem} (twice)")
+        self.heading = heading
+        self.problem = problem
+
+
+async def write_react_section(ctx: ToolContext, outline: Outline, index: int, earlier: list[str],
+                              min_calls: int = 2, max_calls: int = 5) -> ReactSection:
+    """Section `index` of `outline`, researched with the tools; see the module docstring."""
+    section = outline.sections[index]
+    log: list[LogEntry] = []
+    calls: list[ToolCall] = []
+    results: list[ToolResult] = []
+    while len(calls) < max_calls:
+        decision = await ctx.models.run(ChooseTool, ChooseInput(
+            topic=ctx.topic, heading=section.heading, subsections=section.subsections, earlier_sections=earlier,
+            tools=[DESCRIPTIONS[t] for t in TOOL_NAMES], can_interview=bool(ctx.memories), min_calls=min_calls,
+            max_calls=max_calls, observations=[Observation(tool=c.tool, arguments=c.arguments, digest=r.digest[:600])
+                                               for c, r in zip(calls, results)]))
+        log.append(LogEntry(kind="thought", section=index, data={"thought": decision.thought,
+                                                                 "action": decision.action}))
+        if decision.action == "write":
+            if len(calls) >= min_calls:
+                break
+            # too early: the loop's floor is the agent's, not the model's, to decide
+            decision = ChooseOutput(thought="", action="quick_search" if not calls else "panorama_search",
+                                    arguments={"query": f"{ctx.topic} {section.heading}"})
+        call = ToolCall(call_id=f"s{index:02d}-c{len(calls) + 1}", tool=decision.action,
+                        arguments=decision.arguments, thought=decision.thought)
+        log.append(LogEntry(kind="tool_call", section=index, call_id=call.call_id,
+                            data={"tool": call.tool, "arguments": call.arguments}))
+        result = await run_tool(ctx, call)
+        log.append(LogEntry(kind="tool_result", section=index, call_id=call.call_id,
+                            data={"tool": result.tool, "digest": result.digest, "facts": len(result.facts),
+                                  "error": result.error, **result.details}))
+        calls.append(call)
+        results.append(result)
+    facts = _merged([f for r in results for f in r.facts])[:SECTION_FACTS]
+    draft = await _write(ctx, outline, index, facts, log)
+    log.append(LogEntry(kind="section", section=index, data={"heading": draft.heading, "chars": len(draft.text),
+                                                             "sources": len(draft.sources)}))
+    return ReactSection(index=index, draft=draft, calls=calls, results=results, log=log)
+
+
+def _merged(facts: list[Snippet]) -> list[Snippet]:
+    seen: set[str] = set()
+    out = []
+    for f in facts:
+        if f.passage_id not in seen:
+            seen.add(f.passage_id)
+            out.append(f)
+    return out
+
+
+async def _write(ctx: ToolContext, outline: Outline, index: int, facts: list[Snippet],
+                 log: list[LogEntry]) -> SectionDraft:
+    section = outline.sections[index]
+    others = [s.heading for j, s in enumerate(outline.sections) if j != index]
+    problem = "no tool returned anything to cite"
+    for _attempt in range(2):
+        if not facts:
+            break
+        out = await ctx.models.run(WriteSection, SectionInput(
+            topic=ctx.topic, heading=section.heading, subsections=section.subsections, other_headings=others,
+            sources=numbered(facts)))
+        raw = out.text
+        problem = section_problem(raw, len(facts))
+        if problem is None:
+            text = keep_valid(tidy_section_text(raw, section.heading), len(facts))
+            problem = section_problem(text, len(facts))
+            if problem is None:
+                return SectionDraft(heading=section.heading, text=text, sources=facts)
+        log.append(LogEntry(kind="rejected", section=index, data={"problem": problem, "text": raw[:400]}))
+    log.append(LogEntry(kind="error", section=index, data={"problem": problem}))
+    raise SectionFailed(section.heading, problem)

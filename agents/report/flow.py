@@ -1,0 +1,71 @@
+"""The report flow's article stage when the report agent writes it (`--writer react`).
+
+Sections are written one after another, in outline order, each seeing the headings
+before it (the agent does not repeat what an earlier section covered; one pass, no
+de-duplication afterwards). Files, next to STORM's:
+
+- `report_outline.json`: the plan the agent writes to (STORM's refined outline);
+- `section_NN.json` and `section_NN.md`: each section as written, with its tool calls and
+  results, and the fingerprint of what it was made from: a rerun resumes at the first
+  section whose file is missing or stale;
+- `agent_log.jsonl`: the plan, every thought, tool call (with arguments), tool result,
+  rejected draft, section and error, in order, with timestamps (a reused section's entries
+  carry the time of the run that reused it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from agents.report.memory import memories_of
+from agents.report.records import LogEntry, ReactSection
+from agents.report.stage import ReactArgs
+from agents.runtime import Runtime
+from agents.storm.article import assemble
+from agents.storm.artifacts import RunFiles
+from agents.storm.records import Article, ConversationLog, Outline
+
+AGENT_LOG = "agent_log.jsonl"
+OUTLINE = "report_outline.json"
+
+
+def section_file(index: int) -> str:
+    return f"section_{index + 1:02d}"
+
+
+def _reused(files: RunFiles, index: int, print_: str) -> ReactSection | None:
+    path = files.path(section_file(index) + ".json")
+    if not path.is_file():
+        return None
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    return ReactSection.model_validate(saved["section"]) if saved.get("fingerprint") == print_ else None
+
+
+async def react_article(topic: str, runtime: Runtime, files: RunFiles, outline: Outline, log: ConversationLog,
+                        options, say: Callable[..., None], print_: str) -> Article:
+    """The article, section by section through the report agent (see the module docstring)."""
+    files.write_json(OUTLINE, outline.model_dump(mode="json"))
+    memories = memories_of(log)
+    entries = [LogEntry(kind="plan", data={"sections": [s.heading for s in outline.sections],
+                                           "personas": [m.persona.name for m in memories]})]
+    written: list[ReactSection] = []
+    for i, section in enumerate(outline.sections):
+        own = f"{print_}/{i}"
+        done = None if options.force else _reused(files, i, own)
+        if done is None:
+            done = await runtime.report_section(ReactArgs(
+                topic=topic, outline=outline, index=i, earlier=[s.draft.heading for s in written],
+                memories=memories, min_calls=options.react_min_calls, max_calls=options.react_max_calls))
+            # without the log's timestamps, so two runs of the same section write the same file
+            files.write_json(section_file(i) + ".json", {"fingerprint": own, "section": done.model_dump(
+                mode="json", exclude={"log": {"__all__": {"at"}}})})
+            files.write_text(section_file(i) + ".md", f"## {done.draft.heading}\n\n{done.draft.text.strip()}\n")
+            say("article", "progress", f"sections ({section.heading}: {len(done.calls)} tool calls)", i + 1,
+                len(outline.sections))
+        else:
+            say("article", "progress", f"sections ({section.heading}: reused)", i + 1, len(outline.sections))
+        written.append(done)
+        entries += done.log
+    files.write_text(AGENT_LOG, "".join(e.model_dump_json() + "\n" for e in entries))
+    return assemble(topic, [s.draft for s in written])

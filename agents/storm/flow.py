@@ -1,0 +1,327 @@
+"""A STORM report's stage order, written once: `run_topic(topic, runtime, out_dir, ...)`.
+
+1. personas       `plan_personas`       → PersonaPlan
+2. conversations  `runtime.converse`    → ConversationLog (all personas at once)
+   (then every answer's sources go into the information table, idempotently)
+3. outline        `make_outline`        → OutlinePair (draft from the topic, refined from the research)
+4. article        `write_one_section`   → Article (sections at once, one citation index)
+5. polish         `finish_article`      → Article (lead, optional de-duplication) + report.md
+
+The runtime decides where each stage runs (`agents.runtime.LocalRuntime`: here;
+`cluster.ray_runtime.RayRuntime`: on actors). The flow owns what does not depend
+on that: checkpoints, progress events, the topic's table and its usage history.
+
+A stage's checkpoint is its files plus a fingerprint of what it was made from —
+the topic, the corpus's passages (ids derive from text and place), the models,
+the options it reads, and the fingerprint of the stage before it — kept in
+`checkpoints.json`. A rerun reuses a stage only when its fingerprint still
+holds, so editing the corpus or changing an option redoes that stage and every
+stage after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import json
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, Field
+
+from agents.lm.settings import LLMSettings
+from agents.lm.usage import CURRENT_TOPIC, UsageLedger
+from agents.runtime import ConversationSpec, Runtime
+from agents.storm.article import SECTION_SNIPPETS, assemble, cited_indices
+from agents.storm.artifacts import STAGES, RunFiles, nothing_found_markdown, report_markdown, topic_slug
+from agents.report.flow import react_article
+from agents.storm.persona import PersonaPlan
+from agents.storm.records import Article, Conversation, ConversationLog, Persona
+from agents.storm.stages import (
+    FinishArgs,
+    OutlineArgs,
+    OutlinePair,
+    PersonasArgs,
+    SectionArgs,
+    finish_article,
+    make_outline,
+    plan_personas,
+    table_sources,
+    write_one_section,
+)
+from retrieval.errors import RaystormError, StageFailed
+from retrieval.infotable import table_name
+from retrieval.snippets import group_by_url
+
+T = TypeVar("T")
+INFO_TABLE = "information table"  # not a checkpointed stage: rebuilt from the conversation log every run
+CHECKPOINTS = "checkpoints.json"
+
+
+class ReportOptions(BaseModel):
+    """How one report is researched and written. Safe to print and to ship to actors."""
+
+    personas: int = Field(3, ge=0, description="personas besides the basic fact writer")
+    turns: int = Field(3, ge=1, description="questions per conversation")
+    search_k: int = Field(8, ge=1, description="passages per search query")
+    section_k: int = Field(SECTION_SNIPPETS, ge=1, description="snippets a section is written from")
+    exclude_urls: list[str] = Field(default_factory=list, description="never retrieved (e.g. the ground truth)")
+    polish: bool = Field(True, description="remove repeated sentences after writing")
+    force: bool = Field(False, description="redo every stage, even those whose artifacts exist")
+    where: str = Field("the corpus", description="what was searched, for the nothing-found report")
+    writer: Literal["storm", "react"] = Field("storm", description="storm: sections written from the table; "
+                                              "react: the report agent researches each section with tools")
+    react_min_calls: int = Field(2, ge=1, description="react: tool calls per section, at least")
+    react_max_calls: int = Field(5, ge=1, description="react: tool calls per section, at most")
+
+
+class ReportSummary(BaseModel):
+    topic: str
+    directory: str
+    report: str
+    relevant: bool
+    personas: int
+    turns: int
+    sources: int
+    sections: int
+    citations: int
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    reused: list[str] = Field(default_factory=list, description="stages whose artifacts were reused")
+
+    def line(self) -> str:
+        return (f"{self.personas} personas, {self.turns} turns, {self.sources} sources, {self.sections} sections, "
+                f"{self.citations} citations, {self.prompt_tokens + self.completion_tokens} tokens, "
+                f"{self.seconds:.1f} s")
+
+
+class ProgressEvent(BaseModel):
+    """One thing that happened in a topic's run, for the CLI (and `ray job logs`) to show as a line."""
+
+    topic: str
+    stage: str = Field(description="one of STAGES, INFO_TABLE, or another named step (e.g. 'cluster')")
+    kind: Literal["started", "reused", "progress", "done", "note"]
+    detail: str = ""
+    done: int | None = None
+    total: int | None = None
+
+    def text(self) -> str:
+        if self.kind == "progress":
+            return f"{self.done}/{self.total} {self.detail}".rstrip()
+        return self.detail or self.kind
+
+    def line(self) -> str:
+        return f"[{self.topic}] {self.stage}: {self.text()}"
+
+
+Progress = Callable[[ProgressEvent], None]
+
+
+def run_table_name(out_dir: str, topic: str) -> str:
+    """The topic's information table: one per topic and output folder."""
+    where = hashlib.sha256(str(Path(out_dir).expanduser().resolve()).encode()).hexdigest()[:8]
+    return table_name(f"{topic_slug(topic)}-{where}")
+
+
+def models_key(llm: LLMSettings | None) -> dict[str, Any]:
+    """The models a run's stages use, as its checkpoints record them (no secrets, no limits)."""
+    llm = llm or LLMSettings()
+    return {"default": llm.default.model_dump(mode="json"),
+            "stages": {k: v.model_dump(mode="json") for k, v in sorted(llm.stages.items())}}
+
+
+def fingerprint(*parts: Any) -> str:
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class Checkpoints:
+    """Reuse a stage's files when its fingerprint still holds, else make, write and record it."""
+
+    def __init__(self, files: RunFiles, say: Callable[..., None], force: bool):
+        self.files = files
+        self.say = say
+        self.reused: list[str] = []
+        path = files.path(CHECKPOINTS)
+        self.made: dict[str, str] = {} if force or not path.is_file() else json.loads(path.read_text("utf-8"))
+
+    async def stage(self, name: str, print_: str, make: Callable[[], Awaitable[T]],
+                    write: Callable[[T], None], read: Callable[[], T]) -> T:
+        if self.made.get(name) == print_ and self.files.done(name):
+            self.reused.append(name)
+            self.say(name, "reused")
+            return read()
+        self.files.clear(name)
+        self.made.pop(name, None)
+        self._save()
+        self.say(name, "started")
+        try:
+            value = await make()
+        except RaystormError as exc:
+            raise StageFailed(name, str(exc), self.files.topic) from exc
+        write(value)
+        self.made[name] = print_
+        self._save()
+        return value
+
+    def _save(self) -> None:
+        self.files.write_json(CHECKPOINTS, {s: self.made[s] for s in STAGES if s in self.made})
+
+
+async def run_topic(topic: str, runtime: Runtime, out_dir: str, options: ReportOptions | None = None, *,
+                    progress: Progress | None = None, config: BaseModel | None = None,
+                    llm: LLMSettings | None = None) -> ReportSummary:
+    """Research and write one report into `out_dir/<topic_slug>/`, reusing what still holds.
+
+    `config`: written as run_config.json (must hold no secrets). `llm`: the settings the
+    runtime's models were built from (None: the extractive model), for the checkpoints.
+    """
+    options = options or ReportOptions()
+    if not topic.strip():
+        raise RaystormError("the topic is empty")
+    started = time.monotonic()
+    scope = CURRENT_TOPIC.set(topic)  # this task's model calls are this topic's
+    try:
+        summary = await _run_topic(topic, runtime, str(Path(out_dir).expanduser().resolve()), options,
+                                   progress, config, llm)
+    finally:
+        CURRENT_TOPIC.reset(scope)
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+async def _run_topic(topic: str, runtime: Runtime, out_dir: str, options: ReportOptions,
+                     progress: Progress | None, config: BaseModel | None, llm: LLMSettings | None) -> ReportSummary:
+    files = RunFiles(out_dir, topic)
+    files.dir.mkdir(parents=True, exist_ok=True)
+    if config is not None:
+        files.write_config(config)
+
+    def say(stage: str, kind: str, detail: str = "", done: int | None = None, total: int | None = None) -> None:
+        if progress:
+            if kind not in ("started", "reused", "progress", "done"):
+                kind, detail = "note", kind  # say(stage, "some words")
+            progress(ProgressEvent(topic=topic, stage=stage, kind=kind, detail=detail, done=done, total=total))
+
+    name = run_table_name(out_dir, topic)
+    table = runtime.table(name)
+    before = await _usage(runtime, topic, say)
+    points = Checkpoints(files, say, options.force)
+    try:
+        await table.drop()  # rebuilt from the conversation log, so it holds exactly this run's sources
+        summary = await _stages(topic, runtime, files, points, options, say, name,
+                                root=fingerprint(topic, await runtime.corpus_version(), models_key(llm)))
+        await table.drop()
+    finally:
+        ledger = await _usage(runtime, topic, say)
+        known = {r.call_id for r in before.records}
+        mine = UsageLedger(records=[r for r in ledger.records if r.call_id not in known])
+        files.write_history(mine.to_jsonl(), append=bool(points.reused))
+        runtime.release_table(name)
+    totals = mine.summary().total
+    summary.prompt_tokens, summary.completion_tokens = totals.prompt_tokens, totals.completion_tokens
+    return summary
+
+
+async def _stages(topic: str, runtime: Runtime, files: RunFiles, points: Checkpoints, options: ReportOptions,
+                  say: Callable[..., None], table: str, root: str) -> ReportSummary:
+    o = options
+    print_ = fingerprint(root, "personas", o.personas, o.turns, o.exclude_urls)
+    plan: PersonaPlan = await points.stage(
+        "personas", print_,
+        lambda: runtime.stage("personas", plan_personas, PersonasArgs(
+            topic=topic, max_personas=o.personas, questions_per_persona=o.turns, exclude_urls=o.exclude_urls)),
+        files.write_personas, files.read_personas)
+    say("personas", "done", ", ".join(p.name for p in plan.personas) if plan.relevant
+        else "nothing about the topic found")
+
+    spec = ConversationSpec(turns=o.turns, search_k=o.search_k, exclude_urls=o.exclude_urls)
+
+    async def conversations() -> ConversationLog:
+        if not plan.relevant:
+            return ConversationLog(conversations=[])
+        finished = 0
+
+        async def one(persona: Persona) -> Conversation:
+            nonlocal finished
+            conv = await runtime.converse(topic, persona, spec, lambda text: say("conversations", text))
+            finished += 1
+            say("conversations", "progress", f"done ({persona.name}: {len(conv.dlg_turns)} turns)",
+                finished, len(plan.personas))
+            return conv
+
+        return ConversationLog(conversations=list(await asyncio.gather(*(one(p) for p in plan.personas))))
+
+    print_ = fingerprint(print_, "conversations", spec.model_dump())
+    log = await points.stage("conversations", print_, conversations,
+                             lambda log: files.write_conversations(log, group_by_url(table_sources(log))),
+                             files.read_conversations)
+    sources = table_sources(log)
+    try:
+        added = await runtime.table(table).add(sources)
+        info = await runtime.table(table).url_to_info()
+    except RaystormError as exc:
+        raise StageFailed(INFO_TABLE, str(exc), topic) from exc
+    say(INFO_TABLE, "done", f"{len(info)} sources, {len(sources)} snippets ({added} new)")
+
+    snippets = [s for e in info.values() for s in e.snippets]
+    print_ = fingerprint(print_, "outline")
+    outlines: OutlinePair = await points.stage(
+        "outline", print_,
+        lambda: runtime.stage("outline", make_outline, OutlineArgs(topic=topic, log=log, snippets=snippets)),
+        lambda pair: files.write_outlines(pair.draft, pair.refined),
+        lambda: OutlinePair(draft=files.read_outlines()[0], refined=files.read_outlines()[1]))
+    sections = outlines.refined.sections
+    say("outline", "done", f"{len(sections)} sections: " + ", ".join(s.heading for s in sections))
+
+    async def article() -> Article:
+        finished = 0
+
+        async def one(i: int):
+            nonlocal finished
+            draft = await runtime.stage("article", write_one_section, SectionArgs(
+                topic=topic, outline=outlines.refined, index=i, k=o.section_k), table=table)
+            finished += 1
+            say("article", "progress", f"sections ({draft.heading})", finished, len(sections))
+            return draft
+
+        return assemble(topic, list(await asyncio.gather(*(one(i) for i in range(len(sections))))))
+
+    print_ = fingerprint(print_, "article", o.section_k, o.writer, o.react_min_calls, o.react_max_calls)
+    make = article if o.writer == "storm" else functools.partial(
+        react_article, topic, runtime, files, outlines.refined, log, o, say, print_)
+    written = await points.stage("article", print_, make, lambda a: files.write_article(a, info),
+                                 files.read_article)
+
+    def write_final(final: Article) -> None:
+        if final.sections:
+            report = report_markdown(final)
+        else:
+            queries = [q for c in log.conversations for t in c.dlg_turns for q in t.search_queries]
+            report = nothing_found_markdown(topic, o.where, queries or [topic])
+        files.write_polished(final, info, report)
+
+    print_ = fingerprint(print_, "polish", o.polish)
+    final = await points.stage(
+        "polish", print_,
+        lambda: runtime.stage("polish", finish_article, FinishArgs(topic=topic, article=written, polish=o.polish),
+                              table=table),
+        write_final, files.read_polished)
+    return ReportSummary(
+        topic=topic, directory=str(files.dir), report=str(files.path("report.md")), relevant=plan.relevant,
+        personas=len(plan.personas), turns=log.turns, sources=len(info), sections=len(final.sections),
+        citations=len(cited_indices(final)), reused=points.reused)
+
+
+async def _usage(runtime: Runtime, topic: str, say: Callable[..., None]) -> UsageLedger:
+    """The topic's calls so far; empty (and said so) if they cannot be had, so that failing
+    accounting never hides the error that ended the topic."""
+    try:
+        return await runtime.usage(topic)
+    except RaystormError as exc:
+        say("llm_call_history", f"not written: {exc}")
+        return UsageLedger()

@@ -1,0 +1,74 @@
+"""The stage functions of a STORM report, each `async def fn(args, ctx) -> output`.
+
+Each takes its arguments as one `StageArgs` model and gets the models, the
+retriever and the table from the runtime's `StageContext`, so the same function
+runs in this process (`LocalRuntime`) or on an expert actor (`RayRuntime`). The
+order they run in, and their checkpoints, are `agents.storm.flow.run_topic`'s.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from agents.runtime import StageArgs, StageContext
+from agents.storm.article import SectionDraft, polish, write_lead, write_section
+from agents.storm.outline import draft_outline, refine_outline
+from agents.storm.persona import PersonaPlan, find_personas
+from agents.storm.records import Article, ConversationLog, Outline
+from retrieval.snippets import Snippet
+
+
+class PersonasArgs(StageArgs):
+    max_personas: int = Field(ge=0)
+    questions_per_persona: int = Field(ge=1)
+    exclude_urls: list[str] = Field(default_factory=list)
+
+
+async def plan_personas(args: PersonasArgs, ctx: StageContext) -> PersonaPlan:
+    return await find_personas(args.topic, ctx.models, ctx.retriever, max_personas=args.max_personas,
+                               questions_per_persona=args.questions_per_persona, exclude_urls=args.exclude_urls)
+
+
+class OutlineArgs(StageArgs):
+    log: ConversationLog
+    snippets: list[Snippet]
+
+
+class OutlinePair(BaseModel):
+    draft: Outline
+    refined: Outline
+
+
+async def make_outline(args: OutlineArgs, ctx: StageContext) -> OutlinePair:
+    """STORM's two outlines: a draft from the topic alone, refined from the research."""
+    draft = await draft_outline(args.topic, ctx.models)
+    return OutlinePair(draft=draft, refined=await refine_outline(args.topic, draft, args.log, args.snippets,
+                                                                 ctx.models))
+
+
+class SectionArgs(StageArgs):
+    outline: Outline
+    index: int = Field(ge=0, description="which first-level section of the outline")
+    k: int = Field(ge=1, description="snippets the section is written from")
+
+
+async def write_one_section(args: SectionArgs, ctx: StageContext) -> SectionDraft:
+    return await write_section(args.topic, args.outline, args.index, ctx.need_table("article"), ctx.models,
+                               args.k)
+
+
+class FinishArgs(StageArgs):
+    article: Article
+    polish: bool = Field(description="remove sentences that repeat earlier sections")
+
+
+async def finish_article(args: FinishArgs, ctx: StageContext) -> Article:
+    """The lead, then (optionally) the de-duplication pass."""
+    with_lead = await write_lead(args.article, ctx.need_table("polish"), ctx.models)
+    return await polish(with_lead, ctx.models) if args.polish else with_lead
+
+
+def table_sources(log: ConversationLog) -> list[Snippet]:
+    """What goes into the information table: every search result of every turn, as in STORM (the
+    section writers judge what fits; a turn the expert could not answer still searched the right place)."""
+    return [r.to_snippet() for c in log.conversations for t in c.dlg_turns for r in t.search_results]

@@ -1,0 +1,106 @@
+"""`RayRuntime`: a report's flow (`agents.storm.flow.run_topic`) on a `ResearchCluster`.
+
+- a stage: the stage function and its arguments go to an expert actor
+  (`ExpertActor.run_stage`), which supplies its models, retriever and, when named,
+  a `RemoteTable`;
+- a conversation: the flow's own `converse` team, run here, between a
+  `RemoteChatAgent` (the persona's writer on a PersonaWriter actor) and a
+  `PooledChatAgent` (the expert pool); a conversation whose writer is lost starts
+  again on a fresh writer;
+- the table: on the Corpus actors; usage: the gateway's ledger for the topic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from actors.calls import ActorUnavailable, call, retrying
+from actors.chat_proxy import AgentCard, AgentNotHosted, PooledChatAgent, RemoteChatAgent
+from actors.corpus import CorpusActor
+from actors.expert import ExpertActor, ExpertSpec
+from actors.gateway import LLMGateway
+from actors.report_agent import ReportAgentActor
+from actors.table import RemoteTable
+from actors.writer import PersonaWriter
+from agents.lm.usage import UsageLedger
+from agents.report.records import ReactSection
+from agents.report.stage import ReactArgs
+from agents.retry import ACTOR_RESTART
+from agents.runtime import A, ConversationSpec, StageFn, T
+from agents.storm.artifacts import topic_slug
+from agents.storm.conversation import converse, writer_name
+from agents.storm.expert import ExpertAgent
+from agents.storm.records import Conversation, Persona
+from cluster.distributed_actors import ResearchCluster
+from retrieval.errors import UsageError
+
+GATEWAY_TIMEOUT_S = 60.0
+
+
+class RayRuntime:
+    """The `agents.runtime.Runtime` of a distributed run: every call goes to the cluster's actors."""
+
+    def __init__(self, run: ResearchCluster):
+        self.run = run
+
+    async def stage(self, stage: str, fn: StageFn[A, T], args: A, *, table: str | None = None) -> T:
+        return await self.run.experts.call(ExpertActor.run_stage, fn, args, table, stage=stage,
+                                           timeout_s=self.run.plan.stage_timeout_s, idempotent=True)
+
+    def table(self, name: str) -> RemoteTable:
+        return RemoteTable(self.run.corpus.pool, name)
+
+    def release_table(self, name: str) -> None:
+        """Nothing is held here: the table lives on the Corpus actors."""
+
+    async def usage(self, topic: str) -> UsageLedger:
+        return await call(self.run.gateway.ledger.remote(topic), actor="LLMGateway",
+                          method=LLMGateway.ledger.__name__, stage="llm_call_history", timeout_s=GATEWAY_TIMEOUT_S)
+
+    async def corpus_version(self) -> str:
+        return await self.run.corpus.pool.call(CorpusActor.version, stage="checkpoints",
+                                               timeout_s=GATEWAY_TIMEOUT_S, idempotent=True)
+
+    async def report_section(self, args: ReactArgs) -> ReactSection:
+        if self.run.report_agents is None:
+            raise UsageError("this cluster session has no report agents: start it with ClusterPlan(report_agents=N)")
+        return await self.run.report_agents.call(ReportAgentActor.write_section, args, stage="article",
+                                                 timeout_s=self.run.plan.stage_timeout_s, idempotent=True)
+
+    async def converse(self, topic: str, persona: Persona, spec: ConversationSpec,
+                       note: Callable[[str], None]) -> Conversation:
+        """The persona's interview: its writer on a PersonaWriter actor, the expert on the pool."""
+        run = self.run
+        slot = run.next_writer_slot()
+        key = f"{topic_slug(topic)}/{writer_name(persona)}"
+        expert_card = AgentCard.of(ExpertAgent("expert", topic, None, None))
+        expert_spec = ExpertSpec(topic=topic, search_k=spec.search_k, exclude_urls=spec.exclude_urls)
+        attempts = run.plan.conversation_attempts
+        for attempt in range(attempts):
+            index = (slot + attempt) % len(run.writers)
+            actor, label = run.writers.handles[index], run.writers.name(index)
+            bound = dict(actor=label, stage="conversations", timeout_s=run.plan.turn_timeout_s)
+            writer = expert = None
+            try:
+                # adding a writer is safe to repeat (it replaces the key): wait out a restarting actor
+                card = await retrying(lambda: call(
+                    actor.add_writer.remote(key, writer_name(persona), topic, persona, spec.turns),
+                    method=PersonaWriter.add_writer.__name__, **bound))
+                run.note_writer(topic, persona.name, index, key)
+                writer = RemoteChatAgent(card, actor, key, label=label, stage="conversations",
+                                         timeout_s=run.plan.turn_timeout_s)
+                expert = PooledChatAgent(expert_card, run.experts, expert_spec, stage="conversations",
+                                         timeout_s=run.plan.turn_timeout_s)
+                return await converse(topic, persona, writer, expert, spec.turns)
+            except Exception as exc:
+                typed = (writer and writer.last_error) or (expert and expert.last_error) or exc
+                # the writer's actor died (or died and came back without its agents): a fresh writer
+                # runs the conversation again; expert turns and searches are reissued where they are
+                if attempt + 1 < attempts and isinstance(typed, (ActorUnavailable, AgentNotHosted)):
+                    note(f"{persona.name}: {label} was lost, starting the conversation again")
+                    await ACTOR_RESTART.wait(attempt)  # time for Ray to restart it
+                    continue
+                if typed is exc:
+                    raise
+                raise typed from exc
+        raise AssertionError("unreachable")

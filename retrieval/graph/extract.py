@@ -1,0 +1,188 @@
+"""Edges a document states, read at ingest with no model: front matter, header lines, reference text.
+
+- front matter: `supersedes:`, `replaces:`, `amends:`, `attaches_to:` / `applies_to:`, `effective:`,
+  `edition:`, `family:`, `aliases:`;
+- header lines (the lines before the first section, and `>` notes anywhere): "**Supersedes:** …",
+  "Replaces: …", "Amends: …", "Applies to: …", "> SUPERSEDED by …";
+- reference text: a sentence whose subject is the document or one of its rules ("This rule replaces the
+  waiting period stated in Bulletin 2021-04", "Form FR-12 … replaced form FR-10") states a
+  `supersedes`; any other mention of a bulletin number, form code or URL is a `refers_to`.
+What a document says about two *other* documents ("Bulletin 2022-11 supersedes …" in a timeline) is a
+`refers_to` from it to each, never a `supersedes` between them: only a document speaks for itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+from retrieval.documents import Document, Passage
+from retrieval.formats import parse_front_matter
+from retrieval.graph.model import (
+    DocumentRecord,
+    PassageRecord,
+    SectionRecord,
+    StatedEdge,
+)
+from retrieval.graph.references import own_keys, parse_date, references_in
+
+_LABELS = {"supersedes": "supersedes", "replaces": "supersedes", "superseded by": "superseded_by",
+           "amends": "amends", "applies to": "attaches_to", "attaches to": "attaches_to",
+           "effective": "effective", "edition": "edition", "family": "family", "aliases": "aliases",
+           "applies_to": "attaches_to", "attaches_to": "attaches_to", "superseded_by": "superseded_by"}
+_HEADER = re.compile(r"^\s*(?:>\s*)?\**\s*(supersedes|replaces|superseded by|amends|applies to|attaches to|"
+                     r"effective|edition)\s*:?\**\s*:?\s*\**\s*(.+)$", re.IGNORECASE)
+_NOTE = re.compile(r"^\s*>\s*\**\s*(superseded by|replaced by|amended by)\b\s*:?\**\s*(.+)$", re.IGNORECASE)
+_SELF_VERB = re.compile(r"\b(replaces|supersedes|amends|replaced|superseded|amended|(?:is|was) the "
+                        r"[\w ]{0,20}successor (?:to|of))\b")
+_SELF_SUBJECT = re.compile(r"^(?:this|the present) (?:rule|bulletin|section|endorsement|memo|form|edition|"
+                           r"document|notice|part|policy)\b|^(?:it|this)\b", re.IGNORECASE)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z*\"“(])")
+
+
+def node_id(doc: Document) -> str:
+    base = doc.url or doc.path
+    return base if doc.record is None or doc.url else f"{base}#{doc.record}"
+
+
+def section_id(doc_node: str, heading_path: list[str]) -> str:
+    return f"{doc_node}#{'/'.join(heading_path)}" if heading_path else doc_node
+
+
+def front_matter(doc: Document) -> tuple[dict[str, str], list[str]]:
+    """Front-matter fields of a Markdown file (and its lines), or nothing."""
+    if doc.record is not None or Path(doc.path).suffix.lower() not in (".md", ".markdown"):
+        return {}, []
+    try:
+        lines = Path(doc.path).read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeError):
+        return {}, []
+    fields, _ = parse_front_matter(lines)
+    return fields, lines
+
+
+def document_record(doc: Document, passages: list[Passage]) -> DocumentRecord:
+    """The document's node, sections, passages and stated edges, deterministic for the same file."""
+    me = node_id(doc)
+    fields, lines = front_matter(doc)
+    aliases = [a.strip() for a in fields.get("aliases", "").strip("[]").split(",") if a.strip()]
+    keys = own_keys(doc.title, doc.url, aliases)
+    keyset = set(keys)
+    record = DocumentRecord(node_id=me, doc_id=doc.doc_id, path=doc.path, url=doc.url, title=doc.title,
+                            record=doc.record, keys=keys, family=fields.get("family") or None,
+                            edition=fields.get("edition") or None)
+    edges: list[StatedEdge] = []
+    # front matter
+    for i, line in enumerate(lines[1:], start=2):
+        if line.strip() in ("---", "..."):
+            break
+        key, _, value = line.partition(":")
+        label = _LABELS.get(key.strip().lower())
+        if label == "effective":
+            record.effective = value.strip().strip("'\"")
+        elif label in ("supersedes", "amends", "attaches_to"):
+            edges += _typed(label, me, value, "front matter", i, i, line, keyset)
+        elif label == "superseded_by":
+            edges += _typed("supersedes", me, value, "front matter", i, i, line, keyset, reverse=True)
+    # sections, header lines, reference text
+    sections: dict[tuple[str, ...], SectionRecord] = {}
+    first_section = min((s.line_start for s in doc.segments if s.heading_path), default=None)
+    for seg in doc.segments:
+        hp = tuple(seg.heading_path)
+        if hp:
+            sec = sections.setdefault(hp, SectionRecord(node_id=section_id(me, list(hp)), heading_path=list(hp),
+                                                        line_start=seg.line_start, line_end=seg.line_end))
+            sec.line_end = max(sec.line_end, seg.line_end)
+        if seg.is_heading:
+            continue
+        source = section_id(me, list(hp))
+        in_header = first_section is None or seg.line_start < first_section
+        context: list[str] = []  # keys named so far in this paragraph: whom an "It ..." speaks of
+        for offset, line in enumerate(seg.text.split("\n")):
+            n = seg.line_start + offset if doc.record is None else seg.line_start
+            edges += _line_edges(line, n, me, source, in_header, record, keyset, context)
+    for hp, sec in sections.items():  # a section spans its subsections
+        sec.line_end = max(s.line_end for p, s in sections.items() if p[: len(hp)] == hp)
+    record.sections = list(sections.values())
+    record.passages = [PassageRecord(passage_id=p.passage_id, heading_path=p.heading_path,
+                                     line_start=p.line_start, line_end=p.line_end) for p in passages]
+    record.edges = _dedupe(edges)
+    record.effective_date = parse_date(record.effective)
+    record.digest = hashlib.sha256(record.model_dump_json(exclude={"digest"}).encode()).hexdigest()
+    return record
+
+
+def _line_edges(line: str, n: int, me: str, source: str, in_header: bool, record: DocumentRecord,
+                own: set[str], context: list[str]) -> list[StatedEdge]:
+    header = _HEADER.match(line) if in_header else None
+    if header and header.group(1).lower() in ("effective", "edition") and ":" not in line:
+        header = None  # "Effective immediately, ..." is a sentence, not a field
+    note = _NOTE.match(line)
+    if header:
+        label, value = _LABELS[header.group(1).lower()], header.group(2).strip(" *")
+        if label == "effective":
+            record.effective = record.effective or value
+            return []
+        if label == "edition":
+            record.edition = record.edition or value
+            return []
+        if label == "superseded_by":  # the old document says who replaced it: an edge from the new one
+            return _typed("supersedes", me, value, "header line", n, n, line, own, reverse=True)
+        return _typed(label, me, value, "header line", n, n, line, own)
+    if note:
+        kind = "amends" if note.group(1).lower().startswith("amended") else "supersedes"
+        return _typed(kind, me, note.group(2), "header line", n, n, line, own, reverse=True)
+    edges: list[StatedEdge] = []
+    for sentence in _SENTENCE.split(line):
+        named = [r.key for r in references_in(sentence)]
+        refs = [r for r in references_in(sentence) if r.key not in own]
+        if refs:
+            verb = _SELF_VERB.search(sentence)
+            about_me = verb is not None and (_speaks_of_itself(sentence.strip(" *"), own, context)
+                                             or _names_me(sentence[: verb.start()], own))
+            for ref in refs:
+                after_verb = verb is not None and sentence.find(ref.text, verb.end()) >= 0
+                kind = ("amends" if verb.group(1).startswith("amend") else "supersedes") \
+                    if about_me and after_verb else "refers_to"
+                edges.append(StatedEdge(type=kind, source=source, target=ref, via="reference text",
+                                        line_start=n, line_end=n, quote=_trim(sentence)))
+        context.extend(named)
+    return edges
+
+
+def _speaks_of_itself(sentence: str, own: set[str], context: list[str]) -> bool:
+    """"This rule replaces …" does; "It replaced …" does when the last document named before it is this one."""
+    subject = _SELF_SUBJECT.match(sentence)
+    if not subject:
+        return False
+    if subject.group(0).lower() not in ("it", "this"):
+        return True
+    return bool(context) and context[-1] in own
+
+
+def _names_me(text: str, own: set[str]) -> bool:
+    return any(r.key in own for r in references_in(text))
+
+
+def _typed(kind: str, me: str, value: str, via: str, start: int, end: int, line: str,
+           own: set[str], reverse: bool = False) -> list[StatedEdge]:
+    refs = [r for r in references_in(value) if r.key not in own]
+    return [StatedEdge(type=kind, source=me, target=r, via=via, line_start=start, line_end=end,
+                       quote=_trim(line), reverse=reverse) for r in refs]
+
+
+def _trim(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _dedupe(edges: list[StatedEdge]) -> list[StatedEdge]:
+    seen, out = set(), []
+    for e in edges:
+        key = (e.type, e.source, e.target.key, tuple(e.target.sections), e.target.topic, e.line_start)
+        if key not in seen:
+            seen.add(key)
+            out.append(e)
+    return out
+

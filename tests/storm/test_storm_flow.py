@@ -1,0 +1,110 @@
+"""The report flow's own duties: whose model calls are whose, and checkpoints that hold only while
+what they were made from holds (the corpus, the options, the topic)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+from pathlib import Path
+
+from storm_support import EXAMPLE_DIR, FLOOD
+
+from agents.lm.usage import CURRENT_TOPIC, UsageLedger, UsageRecord
+from agents.storm.artifacts import CALL_HISTORY, STAGES, RunFiles
+from agents.storm.flow import CHECKPOINTS
+from cluster.cli import main
+
+
+def test_calls_made_at_once_for_two_topics_are_told_apart():
+    ledger = UsageLedger()
+
+    async def research(topic: str, calls: int) -> None:
+        CURRENT_TOPIC.set(topic)  # as run_topic does, in its own task
+        for _ in range(calls):
+            ledger.record(UsageRecord(step="s", stage="article", model="m"))
+            await asyncio.sleep(0)  # the other topic's calls interleave
+
+    async def both() -> None:
+        await asyncio.gather(research("a", 3), research("b", 5))
+
+    asyncio.run(both())
+    assert [len(ledger.of_topic(t).records) for t in ("a", "b")] == [3, 5]
+    assert "topic" not in ledger.to_jsonl()  # the history file keeps its columns
+
+
+def test_a_shared_model_still_gives_each_topic_only_its_own_history(parts, tmp_path):
+    shared = parts.extractive()  # one ledger for both topics, as in `raystorm report --topics`
+    for topic in (FLOOD, "Harborline Mutual cyber add-on"):
+        parts.report(topic, tmp_path / "shared", shared, personas=1, turns=1)
+        parts.report(topic, tmp_path / "alone", parts.extractive(), personas=1, turns=1)
+
+        def steps(folder: str) -> list[str]:
+            text = RunFiles(tmp_path / folder, topic).path(CALL_HISTORY).read_text()
+            return sorted(json.loads(line)["step"] for line in text.splitlines())
+
+        assert steps("shared") == steps("alone")
+
+
+def _report(corpus: Path, out: Path, home: Path, capsys, *extra: str) -> tuple[list[str], str]:
+    code = main(["report", FLOOD, "--corpus", str(corpus), "--out", str(out), "--data-dir", str(home),
+                 "--personas", "1", "--turns", "2", *extra])
+    printed = capsys.readouterr()
+    assert code == 0, printed.err[-2000:]
+    reused = re.search(r"\(reused: ([^)]*)\)", printed.out)
+    return (reused.group(1).split(", ") if reused else []), (RunFiles(out, FLOOD).path("report.md")).read_text()
+
+
+def test_an_edited_corpus_or_a_changed_option_redoes_what_depends_on_it(tmp_path, capsys):
+    corpus, out, home = tmp_path / "corpus", tmp_path / "out", tmp_path / "home"
+    shutil.copytree(EXAMPLE_DIR, corpus)
+    first, report = _report(corpus, out, home, capsys)
+    assert first == [] and "14 days" in report
+
+    again, same = _report(corpus, out, home, capsys)
+    assert again == list(STAGES) and same == report  # nothing changed: everything reused
+
+    polished, _ = _report(corpus, out, home, capsys, "--no-polish")
+    assert polished == list(STAGES[:-1])  # only the stage that reads the option is redone
+
+    # the rule changes, and lines are inserted above it: every stage's evidence may have moved
+    bulletin = corpus / "bulletin-2022-11-flood-rider-waiting-period.md"
+    text = bulletin.read_text().replace("is 14 days from", "is 21 days from")
+    bulletin.write_text(text.replace("## Background\n", "## Background\n\nA note added above.\n\nAnother.\n", 1))
+    after, edited = _report(corpus, out, home, capsys, "--no-polish")
+    assert after == []
+    assert "14 days from the date of purchase" not in edited
+    # the new rule is cited at the lines that now hold it
+    lines = bulletin.read_text().splitlines()
+    sentence = next(x for x in re.split(r"(?<=\])\s+", edited) if "21 days" in x)
+    number = re.search(r"\[(\d+)\]", sentence).group(1)
+    ref = re.search(rf"^\[{number}\] .*$", edited, flags=re.M).group(0)
+    cited = "\n".join(line for start, end in _spans(ref) for line in lines[start - 1:end])
+    assert "bulletin-2022-11" in ref and "21 days" in cited, ref
+    assert json.loads(RunFiles(out, FLOOD).path(CHECKPOINTS).read_text()).keys() == set(STAGES)
+
+
+def _spans(reference: str) -> list[tuple[int, int]]:
+    """The line ranges of a References line: "(file.md, lines 14–18, 22)" -> [(14, 18), (22, 22)]."""
+    places = reference.rsplit("lines ", 1)[-1] if "lines " in reference else reference.rsplit("line ", 1)[-1]
+    return [(int(a), int(b or a)) for a, b in re.findall(r"(\d+)(?:–(\d+))?", places)]
+
+
+def test_a_nothing_found_report_is_redone_once_the_corpus_has_the_topic(tmp_path, capsys):
+    corpus, out, home = tmp_path / "corpus", tmp_path / "out", tmp_path / "home"
+    shutil.copytree(EXAMPLE_DIR, corpus)
+    topic = "Volcanic eruptions on Io"
+    args = ["report", topic, "--corpus", str(corpus), "--out", str(out), "--data-dir", str(home),
+            "--personas", "1", "--turns", "1"]
+    assert main(args) == 0
+    assert "Nothing about this topic was found" in RunFiles(out, topic).path("report.md").read_text()
+    (corpus / "io-volcanoes.md").write_text(
+        "---\ntitle: Volcanic Eruptions on Io\n---\n# Volcanic Eruptions on Io\n\n"
+        "Io, the innermost large moon of Jupiter, has more volcanic eruptions than any other body in the solar system.\n\n"
+        "The volcanic eruptions on Io are driven by tidal heating from Jupiter and its sister moons.\n")
+    capsys.readouterr()
+    assert main(args) == 0
+    assert "(reused" not in capsys.readouterr().out
+    report = RunFiles(out, topic).path("report.md").read_text()
+    assert "Nothing about this topic was found" not in report and "tidal heating" in report
