@@ -6,9 +6,11 @@
 
 Each run writes OUT_DIR/<set>-<strategy>.jsonl (resumable: rerun and finished
 questions are skipped; delete the file to measure again). Columns: Recall@2/@5
-of the gold supporting passages, SQuAD EM/F1 (of the short answer when there is
-one), mean tokens per question, p50 question latency, and the run's wall time
+of the gold supporting passages, SQuAD EM/F1 of the short answer over all
+questions (an abstention scores 0) and over the answered ones, the abstention
+rate, mean tokens per question, p50 question latency, and the run's wall time
 (answering only; the corpus ingest, a no-op once cached, is not counted).
+Then accuracy by confidence bucket (calibration) and the load average.
 The last line is all figures as JSON.
 """
 
@@ -18,6 +20,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -55,16 +58,22 @@ def main(argv: list[str] | None = None) -> int:
             summary = json.loads(printed.getvalue().strip().splitlines()[-1]) if printed.getvalue().strip() else {}
             rows.append({"set": name, "strategy": strategy, "rc": rc, **summary})
             print(f"{name} {strategy}: {json.dumps(summary)}", file=sys.stderr, flush=True)
-    print(f"\n{'set':<10} {'strategy':<8} {'n':>3} {'R@2':>6} {'R@5':>6} {'EM':>6} {'F1':>6} "
-          f"{'tokens':>7} {'p50 s':>6} {'wall s':>7}")
+    print(f"\n{'set':<10} {'strategy':<8} {'n':>3} {'R@2':>6} {'R@5':>6} {'EM':>6} {'F1':>6} {'EM ans':>6} "
+          f"{'F1 ans':>6} {'abst.':>6} {'tokens':>7} {'p50 s':>6} {'wall s':>7}")
     for r in rows:
         if "n" not in r:
             print(f"{r['set']:<10} {r['strategy']:<8} failed (exit {r['rc']})")
             continue
         wall = r.get("wall_s")
         print(f"{r['set']:<10} {r['strategy']:<8} {r['n']:>3} {r['Recall@2']:>6.3f} {r['Recall@5']:>6.3f} "
-              f"{r['EM']:>6.3f} {r['F1']:>6.3f} {r['mean_tokens']:>7.0f} {r['p50_latency_s']:>6.2f} "
+              f"{r['EM']:>6.3f} {r['F1']:>6.3f} {r.get('EM_answered', 0):>6.3f} {r.get('F1_answered', 0):>6.3f} "
+              f"{r.get('abstention_rate', 0):>6.3f} {r['mean_tokens']:>7.0f} {r['p50_latency_s']:>6.2f} "
               f"{wall if wall is not None else float('nan'):>7.1f}")
+    print("\ncalibration (confidence bucket: questions, share right at F1 >= 0.5):")
+    for r in rows:
+        buckets = "  ".join(f"{b}: {v['n']:.0f} @ {v['right']:.2f}" for b, v in r.get("calibration", {}).items())
+        print(f"  {r['set']:<10} {r['strategy']:<8} {buckets or '(no answer layer)'}")
+    print("load average: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     print(json.dumps(rows))
     return max((r["rc"] for r in rows), default=0)
 

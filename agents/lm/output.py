@@ -180,7 +180,7 @@ def _complete_at_first_brace(body: str) -> bool:
     if start < 0:
         return False
     try:
-        json.JSONDecoder().raw_decode(body, start)
+        json.JSONDecoder(strict=False).raw_decode(body, start)  # a raw newline in a string is no cut
     except json.JSONDecodeError:
         return False
     return True

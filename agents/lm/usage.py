@@ -62,6 +62,10 @@ def cost_usd(model: str, prompt_tokens: int, completion_tokens: int, prices: Map
 # The topic whose work the current task does (set by a report's flow), so that a ledger shared by
 # topics researched at once still knows which call was whose.
 CURRENT_TOPIC: ContextVar[str | None] = ContextVar("raystorm_topic", default=None)
+# Where in a report the call was made (the report agent sets them): kept in the history file, so
+# usage can be read per section and per tool.
+CURRENT_SECTION: ContextVar[int | None] = ContextVar("raystorm_section", default=None)
+CURRENT_TOOL: ContextVar[str | None] = ContextVar("raystorm_tool", default=None)
 
 
 class UsageRecord(BaseModel):
@@ -88,6 +92,8 @@ class UsageRecord(BaseModel):
     request_key: str | None = Field(None, description="cache key of the first request")
     topic: str | None = Field(default_factory=CURRENT_TOPIC.get, exclude=True,
                               description="whose call it was; kept out of the history file")
+    section: int | None = Field(default_factory=CURRENT_SECTION.get, description="report section (react writer)")
+    tool: str | None = Field(default_factory=CURRENT_TOOL.get, description="report agent tool the call served")
 
 
 class UsageTotals(BaseModel):

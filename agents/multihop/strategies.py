@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from agents.answer.layer import AnswerSettings, finish
 from agents.lm.steps import LanguageModel
 from agents.multihop.chain import ChainOfRAG, ChainSettings
 from agents.multihop.deep import DeepSearch, DeepSettings
@@ -29,6 +30,7 @@ class MultihopSettings(BaseModel):
     deep: DeepSettings = Field(default_factory=DeepSettings)
     naive: NaiveSettings = Field(default_factory=NaiveSettings)
     fallback: StrategyName = Field("chain", description="what the router picks when its reply is unusable")
+    answer: AnswerSettings = Field(default_factory=AnswerSettings, description="short answer, confidence, abstention")
 
 
 def descriptions() -> dict[str, str]:
@@ -43,7 +45,7 @@ def make_agent(strategy: StrategyName, lm: LanguageModel, retriever: Retriever, 
 
 async def ask(question: str, strategy: StrategyChoice, lm: LanguageModel, retriever: Retriever,
               settings: MultihopSettings | None = None) -> AgentAnswer:
-    """Answer `question` with `strategy`; "auto" asks the router first."""
+    """Answer `question` with `strategy` ("auto" asks the router first), then the answer layer."""
     settings = settings or MultihopSettings()
     note = None
     if strategy == "auto":
@@ -51,4 +53,5 @@ async def ask(question: str, strategy: StrategyChoice, lm: LanguageModel, retrie
         strategy, note = route.strategy, route.note
     answer = await make_agent(strategy, lm, retriever, settings).answer(question)
     answer.route_note = note
-    return answer
+    # the answer layer: short answer fused from the evidence, confidence, verification, abstention
+    return await finish(lm, answer, settings.answer)

@@ -79,6 +79,14 @@ class AgentAnswer(BaseModel):
     citations: list[Citation] = Field(default_factory=list)
     retrieved: list[Passage] = Field(default_factory=list)  # union over hops, deduplicated, ranked
     route_note: str | None = None  # how the router chose (or why it fell back)
+    # the answer layer (agents/answer): type, calibrated confidence, abstention, the passages stating it
+    answer_type: str | None = None
+    strategy_span: str | None = None  # the strategy's own short span, before fusion (a candidate among others)
+    confidence: float | None = None  # P(short answer right), 0-1; None before the answer layer ran
+    guess: str | None = None  # the fused candidate, kept when abstaining (for calibration figures)
+    abstained: bool = False
+    abstain_reason: str | None = None  # why raystorm cannot answer ("no passage states ...")
+    answer_support: list[Citation] = Field(default_factory=list)  # passages containing the short answer
 
 
 def unique_passages(passages: list[Passage]) -> list[Passage]:

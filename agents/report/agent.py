@@ -9,7 +9,8 @@
 A decision is a structured call (tool name + arguments), never free text: an observation
 only ever comes from `run_tool`, so a model that writes its own "tool result" into its
 thought gets it logged as a thought and nothing else. A section that is empty, is tool-call
-JSON, or cites nothing is rejected and written once more; then the section fails by name.
+JSON, or cites nothing is rejected and written once more (after one more tool call when nothing
+fitted); then the section fails by name (`SectionFailed`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pydantic import BaseModel, Field
 from agents.lm.grounding import cited_numbers
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import Step
+from agents.lm.usage import CURRENT_SECTION, CURRENT_TOOL
 from agents.report.records import TOOL_NAMES, LogEntry, ReactSection, ToolCall, ToolName, ToolResult
 from agents.report.tools import DESCRIPTIONS, ToolContext, run_tool
 from agents.storm.article import SectionDraft, numbered, tidy_section_text
@@ -105,10 +107,14 @@ def _is_tool_json(text: str) -> bool:
     return isinstance(value, (dict, list))
 
 
+EMPTY = "the section is empty"
+NOTHING_TO_CITE = "no tool returned anything to cite"
+
+
 def section_problem(text: str, sources: int) -> str | None:
     """Why a written section cannot be used, or None."""
     if not text.strip():
-        return "the section is empty"
+        return EMPTY
     if _is_tool_json(text):
         return "the section is tool-call JSON, not prose"
     if not any(1 <= n <= sources for n in cited_numbers(text)):
@@ -126,10 +132,36 @@ class SectionFailed(RaystormError):
 async def write_react_section(ctx: ToolContext, outline: Outline, index: int, earlier: list[str],
                               min_calls: int = 2, max_calls: int = 5) -> ReactSection:
     """Section `index` of `outline`, researched with the tools; see the module docstring."""
+    scope = CURRENT_SECTION.set(index)  # the model calls made meanwhile are this section's
+    try:
+        return await _research_and_write(ctx, outline, index, earlier, min_calls, max_calls)
+    finally:
+        CURRENT_SECTION.reset(scope)
+
+
+async def _research_and_write(ctx: ToolContext, outline: Outline, index: int, earlier: list[str],
+                              min_calls: int, max_calls: int) -> ReactSection:
     section = outline.sections[index]
     log: list[LogEntry] = []
     calls: list[ToolCall] = []
     results: list[ToolResult] = []
+
+    async def act(tool: ToolName, arguments: dict, thought: str) -> None:
+        call = ToolCall(call_id=f"s{index:02d}-c{len(calls) + 1}", tool=tool, arguments=arguments, thought=thought)
+        log.append(LogEntry(kind="tool_call", section=index, call_id=call.call_id,
+                            data={"tool": call.tool, "arguments": call.arguments}))
+        scope = CURRENT_TOOL.set(call.tool)
+        try:
+            result = await run_tool(ctx, call)
+        finally:
+            CURRENT_TOOL.reset(scope)
+        log.append(LogEntry(kind="tool_result", section=index, call_id=call.call_id,
+                            data={"tool": result.tool, "digest": result.digest, "facts": len(result.facts),
+                                  "error": result.error, **result.details}))
+        calls.append(call)
+        results.append(result)
+
+    query = f"{ctx.topic} {section.heading}"
     while len(calls) < max_calls:
         decision = await ctx.models.run(ChooseTool, ChooseInput(
             topic=ctx.topic, heading=section.heading, subsections=section.subsections, earlier_sections=earlier,
@@ -143,22 +175,24 @@ async def write_react_section(ctx: ToolContext, outline: Outline, index: int, ea
                 break
             # too early: the loop's floor is the agent's, not the model's, to decide
             decision = ChooseOutput(thought="", action="quick_search" if not calls else "panorama_search",
-                                    arguments={"query": f"{ctx.topic} {section.heading}"})
-        call = ToolCall(call_id=f"s{index:02d}-c{len(calls) + 1}", tool=decision.action,
-                        arguments=decision.arguments, thought=decision.thought)
-        log.append(LogEntry(kind="tool_call", section=index, call_id=call.call_id,
-                            data={"tool": call.tool, "arguments": call.arguments}))
-        result = await run_tool(ctx, call)
-        log.append(LogEntry(kind="tool_result", section=index, call_id=call.call_id,
-                            data={"tool": result.tool, "digest": result.digest, "facts": len(result.facts),
-                                  "error": result.error, **result.details}))
-        calls.append(call)
-        results.append(result)
-    facts = _merged([f for r in results for f in r.facts])[:SECTION_FACTS]
-    draft = await _write(ctx, outline, index, facts, log)
-    log.append(LogEntry(kind="section", section=index, data={"heading": draft.heading, "chars": len(draft.text),
-                                                             "sources": len(draft.sources)}))
-    return ReactSection(index=index, draft=draft, calls=calls, results=results, log=log)
+                                    arguments={"query": query})
+        await act(decision.action, decision.arguments, decision.thought)
+
+    others = [s.heading for j, s in enumerate(outline.sections) if j != index]
+    for attempt in range(2):
+        facts = _merged([f for r in results for f in r.facts])[:SECTION_FACTS]
+        draft, problem, raw = await _draft(ctx, section, others, facts)
+        if problem is None:
+            log.append(LogEntry(kind="section", section=index, data={
+                "heading": draft.heading, "chars": len(draft.text), "sources": len(draft.sources)}))
+            return ReactSection(index=index, draft=draft, calls=calls, results=results, log=log)
+        log.append(LogEntry(kind="rejected", section=index, data={"problem": problem, "text": raw[:400]}))
+        if attempt == 0 and problem in (EMPTY, NOTHING_TO_CITE) and len(calls) < max_calls:
+            # nothing written fits yet: widen the evidence before the second try
+            await act("insight_forge", {"query": query}, "Nothing written fits the section yet: break it into "
+                                                         "sub-questions and look again.")
+    log.append(LogEntry(kind="error", section=index, data={"problem": problem}))
+    raise SectionFailed(section.heading, problem)
 
 
 def _merged(facts: list[Snippet]) -> list[Snippet]:
@@ -171,24 +205,18 @@ def _merged(facts: list[Snippet]) -> list[Snippet]:
     return out
 
 
-async def _write(ctx: ToolContext, outline: Outline, index: int, facts: list[Snippet],
-                 log: list[LogEntry]) -> SectionDraft:
-    section = outline.sections[index]
-    others = [s.heading for j, s in enumerate(outline.sections) if j != index]
-    problem = "no tool returned anything to cite"
-    for _attempt in range(2):
-        if not facts:
-            break
-        out = await ctx.models.run(WriteSection, SectionInput(
-            topic=ctx.topic, heading=section.heading, subsections=section.subsections, other_headings=others,
-            sources=numbered(facts)))
-        raw = out.text
-        problem = section_problem(raw, len(facts))
+async def _draft(ctx: ToolContext, section, others: list[str], facts: list[Snippet]
+                 ) -> tuple[SectionDraft | None, str | None, str]:
+    """The section written from `facts`: (draft, None, raw text), or (None, problem, raw text)."""
+    if not facts:
+        return None, NOTHING_TO_CITE, ""
+    out = await ctx.models.run(WriteSection, SectionInput(
+        topic=ctx.topic, heading=section.heading, subsections=section.subsections, other_headings=others,
+        sources=numbered(facts)))
+    problem = section_problem(out.text, len(facts))
+    if problem is None:
+        text = keep_valid(tidy_section_text(out.text, section.heading), len(facts))
+        problem = section_problem(text, len(facts))
         if problem is None:
-            text = keep_valid(tidy_section_text(raw, section.heading), len(facts))
-            problem = section_problem(text, len(facts))
-            if problem is None:
-                return SectionDraft(heading=section.heading, text=text, sources=facts)
-        log.append(LogEntry(kind="rejected", section=index, data={"problem": problem, "text": raw[:400]}))
-    log.append(LogEntry(kind="error", section=index, data={"problem": problem}))
-    raise SectionFailed(section.heading, problem)
+            return SectionDraft(heading=section.heading, text=text, sources=facts), None, out.text
+    return None, problem, out.text

@@ -8,6 +8,8 @@ de-duplication afterwards). Files, next to STORM's:
 - `section_NN.json` and `section_NN.md`: each section as written, with its tool calls and
   results, and the fingerprint of what it was made from: a rerun resumes at the first
   section whose file is missing or stale;
+- a section the agent could not write (empty, tool JSON or uncited, twice) is named in the
+  progress and the log and left out; it has no checkpoint, so a rerun tries it again;
 - `agent_log.jsonl`: the plan, every thought, tool call (with arguments), tool result,
   rejected draft, section and error, in order, with timestamps (a reused section's entries
   carry the time of the run that reused it).
@@ -18,6 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+from agents.report.agent import SectionFailed
 from agents.report.memory import memories_of
 from agents.report.records import LogEntry, ReactSection
 from agents.report.stage import ReactArgs
@@ -50,13 +53,22 @@ async def react_article(topic: str, runtime: Runtime, files: RunFiles, outline: 
     entries = [LogEntry(kind="plan", data={"sections": [s.heading for s in outline.sections],
                                            "personas": [m.persona.name for m in memories]})]
     written: list[ReactSection] = []
+    failed: list[str] = []
     for i, section in enumerate(outline.sections):
         own = f"{print_}/{i}"
         done = None if options.force else _reused(files, i, own)
         if done is None:
-            done = await runtime.report_section(ReactArgs(
-                topic=topic, outline=outline, index=i, earlier=[s.draft.heading for s in written],
-                memories=memories, min_calls=options.react_min_calls, max_calls=options.react_max_calls))
+            try:
+                done = await runtime.report_section(ReactArgs(
+                    topic=topic, outline=outline, index=i, earlier=[s.draft.heading for s in written],
+                    memories=memories, min_calls=options.react_min_calls, max_calls=options.react_max_calls))
+            except SectionFailed as exc:
+                # left out of the report and not checkpointed (a rerun tries it again); the others go on
+                failed.append(section.heading)
+                entries.append(LogEntry(kind="error", section=i, data={"heading": section.heading,
+                                                                       "problem": exc.problem}))
+                say("article", f"section '{section.heading}' failed and is left out: {exc.problem}")
+                continue
             # without the log's timestamps, so two runs of the same section write the same file
             files.write_json(section_file(i) + ".json", {"fingerprint": own, "section": done.model_dump(
                 mode="json", exclude={"log": {"__all__": {"at"}}})})
@@ -68,4 +80,6 @@ async def react_article(topic: str, runtime: Runtime, files: RunFiles, outline: 
         written.append(done)
         entries += done.log
     files.write_text(AGENT_LOG, "".join(e.model_dump_json() + "\n" for e in entries))
+    if failed and not written:
+        raise SectionFailed(", ".join(failed), "no section of the outline could be written")
     return assemble(topic, [s.draft for s in written])

@@ -172,11 +172,19 @@ def url_to_info_json(table: dict[str, InfoEntry]) -> dict:
             for url, e in table.items()}
 
 
+def unified_index(article: Article) -> dict[str, int]:
+    """STORM's url → citation number; a URL that several files claim is keyed "URL (path)" per file,
+    as in url_to_info, so no citation overwrites another."""
+    shared = {c.url for c in article.citations if sum(d.url == c.url for d in article.citations) > 1}
+    return {(f"{c.url} ({c.snippets[0].path})" if c.url in shared and c.snippets else c.url): c.index
+            for c in article.citations}
+
+
 def reference_json(article: Article, table: dict[str, InfoEntry]) -> dict:
     """url_to_info.json: the article's index (`url_to_unified_index`), the table, and what each
     citation number cites."""
     return {
-        "url_to_unified_index": {c.url: c.index for c in article.citations},
+        "url_to_unified_index": unified_index(article),
         "url_to_info": url_to_info_json(table),
         "citations": [c.model_dump(mode="json") for c in article.citations],
     }

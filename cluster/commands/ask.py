@@ -30,12 +30,25 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="hops (chain, default 4) or search rounds (deep, default 3)")
     p.add_argument("--early-stop", action="store_true",
                    help="chain: stop as soon as the model judges the hops sufficient")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--min-confidence", type=confidence, default=None, metavar="P",
+                   help="abstain below this confidence, 0-1 (default: the threshold chosen on the dev sets)")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object (short_answer, confidence, abstained, abstain_reason, trace)")
     from agents.lm.arguments import add_llm_arguments
 
     add_llm_arguments(p)
     add_store_arguments(p)
     p.set_defaults(func=run)
+
+
+def confidence(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a confidence: give a number from 0 to 1")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,6 +93,8 @@ async def _ask(args: argparse.Namespace):
     if args.max_iter is not None:
         multihop.chain.max_iter = multihop.deep.max_iter = args.max_iter
     multihop.chain.early_stop = args.early_stop
+    if args.min_confidence is not None:
+        multihop.answer.min_confidence = args.min_confidence
     corpus = Corpus(settings, args.collection)
     corpus.check()
     retriever = AsyncCorpus(corpus)
@@ -96,10 +111,16 @@ def print_answer(answer) -> None:
 
     if answer.route_note:
         print(f"({answer.route_note})")
-    print(f"Answer ({answer.strategy}):")
+    if answer.abstained:
+        print(f"Cannot answer: {answer.abstain_reason}")
+        if answer.guess:
+            print(f"  (best guess, not returned: {answer.guess}, confidence {answer.confidence:.2f})")
+    elif answer.short_answer:
+        print(f"Short answer: {answer.short_answer}  (confidence {answer.confidence:.2f}, {answer.answer_type})")
+        for c in answer.answer_support:
+            print(f"  stated in [{c.title}] {place_of(c.source, c.path, c.line_start, c.line_end)}")
+    print(f"\nAnswer ({answer.strategy}):")
     print(textwrap.indent(textwrap.fill(answer.answer, 100), "  "))
-    if answer.short_answer:
-        print(f"  short answer: {answer.short_answer}")
     print("\nHops:")
     for i, hop in enumerate(answer.hops, start=1):
         said = "(nothing found)" if found_nothing(hop.answer) else textwrap.shorten(hop.answer, 160)

@@ -34,10 +34,12 @@ from cluster.commands.common import add_store_arguments, collection_name, count,
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from cluster.commands.ask import confidence
+
     p = sub.add_parser("bench", help="benchmarks (multihop)")
     kinds = p.add_subparsers(dest="bench", metavar="BENCH")
     m = kinds.add_parser(
-        "multihop", help="multi-hop QA on a dataset folder: Recall@k, EM/F1, tokens, latency",
+        "multihop", help="multi-hop QA on a dataset folder: Recall@k, EM/F1, abstention, calibration, tokens, latency",
         description="Answer a multi-hop set (a folder with questions.json + corpus.json in the MuSiQue or "
                     "HotpotQA layout) in parallel on Ray and score retrieval (Recall@2/@5 of the gold "
                     "supporting passages) and answers (SQuAD EM/F1 with aliases).",
@@ -55,6 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--max-iter", type=count(1), default=None, metavar="N",
                    help="hops (chain, default 4) or search rounds (deep, default 3)")
     m.add_argument("--early-stop", action="store_true", help="chain: stop once the hops are judged sufficient")
+    m.add_argument("--min-confidence", type=confidence, default=None, metavar="P",
+                   help="abstain below this confidence, 0-1 (default: the threshold chosen on the dev sets)")
     m.add_argument("--hoppers", type=count(1), default=None, metavar="N",
                    help="Hopper actors (default: the cluster's CPUs, at most 4)")
     m.add_argument("--concurrency", type=count(1), default=8, metavar="N", help="questions in flight (default 8)")
@@ -103,6 +107,8 @@ def run_multihop(args: argparse.Namespace) -> int:
     if args.max_iter is not None:
         multihop.chain.max_iter = multihop.deep.max_iter = args.max_iter
     multihop.chain.early_stop = args.early_stop
+    if args.min_confidence is not None:
+        multihop.answer.min_confidence = args.min_confidence
     collection = args.collection or default_collection(dataset.folder, dataset.name)
     _ingest(settings, dataset, collection)
     started = time.perf_counter()

@@ -15,7 +15,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from cluster.commands.common import add_store_arguments, info, relative_source, run_async, store_settings
+from cluster.commands.common import info, relative_source, run_async
 
 INTERVIEWS = "interviews.jsonl"
 
@@ -37,7 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     who.add_argument("--all", action="store_true", help="ask every persona (a panel)")
     p.add_argument("--json", action="store_true", help="one JSON object per answer")
     add_llm_arguments(p)
-    add_store_arguments(p)
+    p.add_argument("--data-dir", metavar="DIR", help="where raystorm keeps its models (default: $RAYSTORM_HOME or "
+                   "~/.raystorm); the run's folder holds everything else")
     p.set_defaults(func=run)
 
 
@@ -61,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from agents.lm.arguments import stage_models_from_args
     from agents.lm.nlp import TextToolkit
     from agents.report.memory import load_memories
+    from retrieval.config import StoreSettings
     from retrieval.embeddings import shared_dense
     from retrieval.errors import UsageError
 
@@ -71,9 +73,10 @@ def run(args: argparse.Namespace) -> int:
     config = run_dir / "run_config.json"
     topic = json.loads(config.read_text(encoding="utf-8"))["topic"] if config.is_file() else run_dir.name
     panel = _panel(memories, args)
-    settings = store_settings(args)
+    settings = StoreSettings.resolve(args.data_dir)
     nlp = TextToolkit(embed=shared_dense(settings.dense_model, settings.models_dir).embed)
     models = stage_models_from_args(args, nlp=nlp)
+    models.validate_stages(["interview"])  # the one step an interview runs
     if models.notice and not args.json:
         info(models.notice)
     return run_async(_session(args, run_dir, topic, memories, panel, models))

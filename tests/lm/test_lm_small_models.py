@@ -63,6 +63,11 @@ class TwoFields(Step):
     instructions = "x"
 
 
+def test_a_complete_reply_with_raw_newlines_is_not_taken_for_a_cut_one():
+    assert parse_output(IntermediateAnswer, '{"answer": "14 days\nfrom purchase"}', "length").answer == \
+        "14 days\nfrom purchase"
+
+
 def test_lenient_parsing_still_refuses_what_is_not_there():
     with pytest.raises(OutputInvalid, match="no JSON object"):
         parse_output(IntermediateAnswer, "I think it is 14 days.")

@@ -99,6 +99,8 @@ def test_a_spoofed_url_is_cited_by_its_own_file_and_lines(tmp_path, capsys):
     assert cited and all("zz-imposter.md, line 9" in refs_by_n[n] for n in cited)
     real = [line for line in refs_by_n.values() if "bulletin-2022-11-flood-rider-waiting-period.md" in line]
     assert real and all("line 9" not in line.split("(", 1)[1] for line in real)
+    index = json.loads(next((tmp_path / "O").glob("*/url_to_info.json")).read_text())["url_to_unified_index"]
+    assert sorted(index.values()) == sorted({int(n.strip("[]")) for n in refs_by_n})  # no citation overwritten
 
     assert main(["search", "flood rider waiting period 0 days", "-c", "imp", "--json", "-k", "3", *home]) == 0
     hits = json.loads(capsys.readouterr().out)

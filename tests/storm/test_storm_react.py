@@ -24,7 +24,7 @@ from agents.runtime import LocalRuntime
 from agents.storm.artifacts import RunFiles
 from agents.storm.flow import ReportOptions, run_topic
 from agents.storm.records import Outline, OutlineSection
-from retrieval.errors import StageFailed
+from retrieval.errors import RaystormError, StageFailed
 
 INFO = {"vision": False, "function_calling": False, "json_output": True, "family": ModelFamily.UNKNOWN,
         "structured_output": True}
@@ -103,7 +103,7 @@ def test_a_section_that_is_tool_json_is_rejected_then_fails_by_name(react_run):
 class _DiesAfterTwoSections(LocalRuntime):
     async def report_section(self, args):
         if args.index == 2:
-            raise SectionFailed(args.outline.sections[2].heading, "the process was killed")
+            raise RaystormError("the process was killed")  # as a lost actor or a dead endpoint would end it
         return await super().report_section(args)
 
 
@@ -157,3 +157,39 @@ def test_an_interactive_interview_keeps_its_own_history(react_run, example_setti
     assert done.stdout.count("you> Basic fact writer: ") == 2  # asked alone, then with the panel
     assert all(f"{p['name']}: " in done.stdout for p in personas)
     assert "Traceback" not in done.stderr
+
+
+def test_the_call_history_says_which_section_and_tool_each_call_served(react_run):
+    _, _, summary = react_run
+    calls = [json.loads(line) for line in (Path(summary.directory) / "llm_call_history.jsonl").read_text().splitlines()]
+    react = [c for c in calls if c["section"] is not None]
+    assert {c["step"] for c in react} >= {"report.react.choose", "storm.article.section"}
+    assert {c["tool"] for c in react if c["tool"]} >= {"interview_agents"}  # the personas' answers
+    assert all(c["section"] is None for c in calls if c["stage"] in ("conv_simulator", "outline"))
+
+
+class _JunkForOneSection:
+    """The extractive model, except that the section writer answers tool JSON for the outline's first section."""
+
+    def __init__(self, inner, heading: str):
+        self.inner, self.heading, self.name, self.ledger = inner, heading, "junk-writer", inner.ledger
+
+    async def run(self, step, inp):
+        from agents.storm.steps_article import SectionOutput, WriteSection
+
+        if step is WriteSection and inp.heading == self.heading:
+            return SectionOutput(text=json.dumps({"tool": "quick_search", "arguments": {"query": "x [1]"}}))
+        return await self.inner.run(step, inp)
+
+
+def test_a_section_that_cannot_be_written_is_named_and_left_out_and_the_others_are_written(react_run, tmp_path):
+    parts, _, reference = react_run
+    first = json.loads((Path(reference.directory) / OUTLINE).read_text())["sections"][0]["heading"]
+    events = []
+    summary = asyncio.run(run_topic(FLOOD, parts.runtime(_JunkForOneSection(parts.extractive(), first)),
+                                    str(tmp_path), ReportOptions(**OPTIONS), progress=events.append))
+    assert any(f"section '{first}' failed and is left out" in e.detail for e in events)
+    folder = Path(summary.directory)
+    assert not (folder / "section_01.json").exists() and (folder / "section_02.json").exists()
+    assert f"## {first}\n" not in (folder / "report.md").read_text() and summary.sections >= 2
+    assert any(e["kind"] == "error" and e["data"].get("heading") == first for e in _log(folder))

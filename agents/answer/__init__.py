@@ -1,0 +1,1 @@
+"""The answer layer: question analysis, candidate fusion, calibrated confidence, verification, abstention."""

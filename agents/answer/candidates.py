@@ -1,0 +1,115 @@
+"""Candidate answers from the evidence a strategy gathered, each with the features fusion weighs.
+
+A candidate is an entity of the question's answer type found in a hop's
+intermediate answer or in a supporting passage, that the question itself does
+not name. The same candidate met in several places is one candidate with several
+votes: how many hops said it, how many passages state it, whether the
+concluding hop said it, whether the strategy's own short span was it, how close
+it sits to the question's words, whether an earlier hop already searched for it
+(a bridge, rarely the answer).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from pydantic import BaseModel, Field
+
+from agents.answer.analysis import TYPE_KINDS, QuestionAnalysis
+from agents.lm.nlp import TextToolkit
+from agents.multihop import evidence
+from agents.multihop.metrics import normalize_answer
+from agents.multihop.trace import PassageText, found_nothing
+
+FEATURES = ("bias", "strategy_span", "hop_votes", "last_hop", "late", "passage_votes", "closeness", "fit",
+            "title", "bridge", "words")
+
+
+class HopEvidence(BaseModel):
+    query: str
+    answer: str
+    supporting: list[int] = Field(default_factory=list, description="indices into the evidence's passages")
+
+
+class Evidence(BaseModel):
+    """What a strategy gathered for one question, as the answer steps read it."""
+
+    question: str
+    answer: str = Field(description="the strategy's written answer")
+    strategy_span: str = Field("", description="the strategy's own short span, '' if none")
+    hops: list[HopEvidence] = Field(default_factory=list)
+    passages: list[PassageText] = Field(default_factory=list, description="supporting passages, then others")
+
+
+class Candidate(BaseModel):
+    text: str
+    features: dict[str, float]
+    passages: list[int] = Field(default_factory=list, description="indices of the passages that state it")
+
+
+def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[Candidate]:
+    """Every candidate of the answer type with its features, in order of first appearance."""
+    kinds = TYPE_KINDS[analysis.answer_type] or ("name",)
+    asked = evidence.terms(nlp, ev.question)
+    queried = evidence.terms(nlp, " ".join(h.query for h in ev.hops[1:]))
+    found = [h for h in ev.hops if not found_nothing(h.answer)]
+    last = found[-1] if found else None
+    support = sorted({i for h in ev.hops for i in h.supporting}) or list(range(min(3, len(ev.passages))))
+    # the question's relation words: what it asks about, less the things it names
+    relation = evidence.terms(nlp, analysis.asks_for) or asked
+    titles = {normalize_answer(p.title) for p in ev.passages}
+    by_key: dict[str, dict] = {}
+
+    def add(text: str, closeness: float, sentence: str, title: str) -> dict:
+        key = normalize_answer(text)
+        slot = by_key.setdefault(key, {"text": text, "hops": set(), "closeness": 0.0, "fit": 0.0})
+        slot["closeness"] = max(slot["closeness"], closeness)
+        have = evidence.terms(nlp, f"{title} {sentence}")
+        fit = sum(evidence.related(t, have) for t in relation) / len(relation) if relation else 0.0
+        slot["fit"] = max(slot["fit"], fit)
+        return slot
+
+    for n, hop in enumerate(found):
+        title = next((ev.passages[i].title for i in hop.supporting if hop.answer in ev.passages[i].text), "")
+        for e, close in _entities(nlp, hop.answer, kinds, asked):
+            slot = add(e, close, hop.answer, title)
+            slot["hops"].add(n)
+            slot["late"] = max(slot.get("late", 0.0), (n + 1) / len(found))
+            if hop is last:
+                slot["last"] = True
+    for i in support:
+        for sentence in nlp.sentences(ev.passages[i].text):
+            if not asked & evidence.terms(nlp, sentence):
+                continue
+            for e, close in _entities(nlp, sentence, kinds, asked):
+                add(e, close * 0.5, sentence, ev.passages[i].title)
+    span = normalize_answer(ev.strategy_span)
+    if span and span not in by_key:
+        add(ev.strategy_span, 0.0, "", "")
+    out = []
+    for key, slot in by_key.items():
+        stated = [i for i, p in enumerate(ev.passages) if key and key in normalize_answer(f"{p.title} {p.text}")]
+        cand_terms = evidence.terms(nlp, slot["text"])
+        features = {
+            "bias": 1.0,
+            "strategy_span": float(bool(span) and (key == span or key in span or span in key)),
+            "hop_votes": math.log1p(len(slot["hops"])),
+            "last_hop": float(slot.get("last", False)),
+            "late": slot.get("late", 0.0),
+            "passage_votes": math.log1p(len([i for i in stated if i in support])),
+            "closeness": slot["closeness"],
+            "fit": slot["fit"],
+            "title": float(key in titles),
+            "bridge": float(bool(cand_terms) and cand_terms <= queried),
+            "words": min(len(key.split()), 6) / 6,
+        }
+        out.append(Candidate(text=slot["text"], features=features, passages=stated))
+    return out
+
+
+def _entities(nlp: TextToolkit, sentence: str, kinds, asked: set[str]):
+    sentence = re.sub(r"\s*\[\d+(?:,\s*\d+)*\]", "", sentence)
+    words = [(m.start(), m.end(), nlp.stem(m.group().lower())) for m in re.finditer(r"\w+", sentence)]
+    for e in evidence.entity_choices(nlp, sentence, kinds, asked):
+        yield e.text, evidence.closeness(words, e.start, e.end, asked)

