@@ -31,7 +31,7 @@ _DATE = re.compile(r"\b(when|what year|which year|what date|what month|what deca
                    r"in what year|how long ago)\b", re.I)
 _NUMBER = re.compile(r"\b(how (many|much|long|old|far|tall|big|large|high)|what (number|percentage|"
                      r"population|age|amount)|population|snowfall|debt)\b", re.I)
-_PLACE = re.compile(r"\b(where|(what|which) (city|country|county|state|town|location|region|place|continent|"
+_PLACE = re.compile(r"\b(where|capital|birthplace|headquarters|(what|which) (city|country|county|state|town|location|region|place|continent|"
                     r"province|island|village|river|district|area|nation))\b", re.I)
 _PERSON = re.compile(r"^\s*(who|whom|whose)\b|\b(what|which) (person|man|woman|actor|actress|author|writer|"
                      r"player|singer|director|president|king|queen|politician|composer|artist|founder)\b", re.I)

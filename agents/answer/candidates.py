@@ -23,7 +23,7 @@ from agents.multihop.metrics import normalize_answer
 from agents.multihop.trace import PassageText, found_nothing
 
 FEATURES = ("bias", "strategy_span", "hop_votes", "last_hop", "late", "passage_votes", "closeness", "fit",
-            "title", "bridge", "words")
+            "title", "bridge", "chained", "slot", "words")
 
 
 class HopEvidence(BaseModel):
@@ -59,21 +59,27 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
     # the question's relation words: what it asks about, less the things it names
     relation = evidence.terms(nlp, analysis.asks_for) or asked
     titles = {normalize_answer(p.title) for p in ev.passages}
+    # entities the hops found that the question does not name: the chain's bridges
+    bridges = {e.text for h in found for e in nlp.entities(h.answer, evidence.BRIDGE_KINDS)
+               if not evidence.mentions(nlp, asked, e.text)}
     by_key: dict[str, dict] = {}
 
-    def add(text: str, closeness: float, sentence: str, title: str) -> dict:
+    def add(text: str, closeness: float, sentence: str, title: str, in_slot: float = 0.0) -> dict:
         key = normalize_answer(text)
-        slot = by_key.setdefault(key, {"text": text, "hops": set(), "closeness": 0.0, "fit": 0.0})
+        slot = by_key.setdefault(key, {"text": text, "hops": set(), "closeness": 0.0, "fit": 0.0, "slot": 0.0})
         slot["closeness"] = max(slot["closeness"], closeness)
+        slot["slot"] = max(slot["slot"], in_slot)
         have = evidence.terms(nlp, f"{title} {sentence}")
         fit = sum(evidence.related(t, have) for t in relation) / len(relation) if relation else 0.0
         slot["fit"] = max(slot["fit"], fit)
+        if any(evidence.mentions(nlp, have, b) for b in bridges if normalize_answer(b) != key):
+            slot["chained"] = 1.0
         return slot
 
     for n, hop in enumerate(found):
         title = next((ev.passages[i].title for i in hop.supporting if hop.answer in ev.passages[i].text), "")
-        for e, close in _entities(nlp, hop.answer, kinds, asked):
-            slot = add(e, close, hop.answer, title)
+        for e, close, in_slot in _entities(nlp, hop.answer, kinds, asked, analysis.answer_type):
+            slot = add(e, close, hop.answer, title, in_slot)
             slot["hops"].add(n)
             slot["late"] = max(slot.get("late", 0.0), (n + 1) / len(found))
             if hop is last:
@@ -82,8 +88,8 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
         for sentence in nlp.sentences(ev.passages[i].text):
             if not asked & evidence.terms(nlp, sentence):
                 continue
-            for e, close in _entities(nlp, sentence, kinds, asked):
-                add(e, close * 0.5, sentence, ev.passages[i].title)
+            for e, close, in_slot in _entities(nlp, sentence, kinds, asked, analysis.answer_type):
+                add(e, close * 0.5, sentence, ev.passages[i].title, in_slot)
     span = normalize_answer(ev.strategy_span)
     if span and span not in by_key:
         add(ev.strategy_span, 0.0, "", "")
@@ -102,14 +108,24 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
             "fit": slot["fit"],
             "title": float(key in titles),
             "bridge": float(bool(cand_terms) and cand_terms <= queried),
+            "chained": slot.get("chained", 0.0),
+            "slot": slot["slot"],
             "words": min(len(key.split()), 6) / 6,
         }
         out.append(Candidate(text=slot["text"], features=features, passages=stated))
     return out
 
 
-def _entities(nlp: TextToolkit, sentence: str, kinds, asked: set[str]):
+# The word before an answer of each type, when the sentence states it as one ("born in X", "by X").
+_SLOTS = {"place": {"in", "at", "from", "near", "of"}, "date": {"in", "on", "since", "until", "from"},
+          "person": {"by", "to", "with"}, "number": {"of", "about", "approximately", "is", "was"}}
+
+
+def _entities(nlp: TextToolkit, sentence: str, kinds, asked: set[str], answer_type: str = ""):
     sentence = re.sub(r"\s*\[\d+(?:,\s*\d+)*\]", "", sentence)
     words = [(m.start(), m.end(), nlp.stem(m.group().lower())) for m in re.finditer(r"\w+", sentence)]
+    slots = _SLOTS.get(answer_type, set())
     for e in evidence.entity_choices(nlp, sentence, kinds, asked):
-        yield e.text, evidence.closeness(words, e.start, e.end, asked)
+        before = re.search(r"(\w+)\W*$", sentence[:e.start])
+        slot = float(bool(before) and before.group(1).lower() in slots)
+        yield e.text, evidence.closeness(words, e.start, e.end, asked), slot

@@ -37,3 +37,38 @@ def citation_problem(text: str, valid: Iterable[int], *, also_cited: Iterable[in
     wrong = f" (numbers {', '.join(str(n) for n in sorted(cited))} name no source)" if cited else ""
     return (f"{what} cites no source{wrong}: end every sentence with the number of the source it "
             f"comes from in square brackets; the sources are numbered {valid[0]} to {valid[-1]}")
+
+
+def schema_words(schema: dict) -> set[str]:
+    """The names in a JSON schema (titles, property and definition names), lowercased, spaces and
+    underscores dropped: what a small model writes when it echoes the schema instead of content."""
+    found: set[str] = set()
+
+    def walk(node) -> None:
+        if isinstance(node, dict):
+            for key in ("properties", "$defs"):
+                found.update(_squash(k) for k in node.get(key, {}) if isinstance(k, str))
+            if isinstance(node.get("title"), str):
+                found.add(_squash(node["title"]))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schema)
+    return found
+
+
+def schema_echo(texts: Iterable[str], schema: dict, what: str = "a heading") -> str | None:
+    """What to fix when one of `texts` is only a name from `schema` (e.g. a heading "OutlineSection")."""
+    names = schema_words(schema)
+    echoed = [t for t in texts if _squash(t) in names]
+    if not echoed:
+        return None
+    return (f"{what} is a name from the JSON schema ({', '.join(repr(t) for t in echoed[:3])}), not content: "
+            "write the real headings of this topic's article")
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"[\s_-]+", "", text).lower()

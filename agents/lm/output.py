@@ -142,9 +142,12 @@ def json_candidates(text: str):
     for strict in (True, False):
         decoder = json.JSONDecoder(strict=strict)
         for candidate in [*fenced, text]:
+            end = 0  # objects inside one already found are its parts, not candidates of their own
             for start in (m.start() for m in re.finditer(r"{", candidate)):
+                if start < end:
+                    continue
                 try:
-                    value, _ = decoder.raw_decode(candidate, start)
+                    value, end = decoder.raw_decode(candidate, start)
                 except json.JSONDecodeError:
                     continue
                 if fresh(value):

@@ -88,7 +88,7 @@ class BenchSummary(BaseModel):
     f1_answered: float = Field(0.0, serialization_alias="F1_answered")
     abstention_rate: float = 0.0
     # confidence bucket -> questions in it and the share whose fused answer was right (F1 >= RIGHT_F1)
-    calibration: dict[str, dict[str, float]] = Field(default_factory=dict)
+    calibration: dict[str, dict[str, int | float]] = Field(default_factory=dict)
     mean_tokens: float
     p50_latency_s: float
     wall_s: float | None = None  # this run's wall time, when known
@@ -143,10 +143,10 @@ def summarize(records: list[BenchRecord], wall_s: float | None = None) -> BenchS
         wall_s=None if wall_s is None else round(wall_s, 1))
 
 
-def confidence_buckets(pairs: list[tuple[float, bool]]) -> dict[str, dict[str, float]]:
+def confidence_buckets(pairs: list[tuple[float, bool]]) -> dict[str, dict[str, int | float]]:
     """Calibration: per confidence bucket ("0.8-1.0"), how many answers and the share that were right.
     A calibrated model's answers at 0.8 are right about 80% of the time."""
-    out: dict[str, dict[str, float]] = {}
+    out: dict[str, dict[str, int | float]] = {}
     for low, high in zip(BUCKETS, BUCKETS[1:]):
         inside = [right for c, right in pairs if low <= c < high or (high == BUCKETS[-1] and c == high)]
         if inside:

@@ -4,19 +4,17 @@
 2. conversations  `runtime.converse`    → ConversationLog (all personas at once)
    (then every answer's sources go into the information table, idempotently)
 3. outline        `make_outline`        → OutlinePair (draft from the topic, refined from the research)
-4. article        `write_one_section`   → Article (sections at once, one citation index)
+4. article        `write_one_section`   → Article (sections at once, one citation index);
+                  with `writer="react"`: `agents.report.flow.react_article` (the report agent,
+                  one section after another, each checkpointed)
 5. polish         `finish_article`      → Article (lead, optional de-duplication) + report.md
 
 The runtime decides where each stage runs (`agents.runtime.LocalRuntime`: here;
 `cluster.ray_runtime.RayRuntime`: on actors). The flow owns what does not depend
 on that: checkpoints, progress events, the topic's table and its usage history.
 
-A stage's checkpoint is its files plus a fingerprint of what it was made from —
-the topic, the corpus's passages (ids derive from text and place), the models,
-the options it reads, and the fingerprint of the stage before it — kept in
-`checkpoints.json`. A rerun reuses a stage only when its fingerprint still
-holds, so editing the corpus or changing an option redoes that stage and every
-stage after it.
+A stage's checkpoint is its files plus a fingerprint of what it was made from
+(`agents.storm.checkpoints`): a rerun reuses a stage only while that still holds.
 """
 
 from __future__ import annotations
@@ -24,11 +22,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
-import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -36,7 +33,8 @@ from agents.lm.settings import LLMSettings
 from agents.lm.usage import CURRENT_TOPIC, UsageLedger
 from agents.runtime import ConversationSpec, Runtime
 from agents.storm.article import SECTION_SNIPPETS, assemble, cited_indices
-from agents.storm.artifacts import STAGES, RunFiles, nothing_found_markdown, report_markdown, topic_slug
+from agents.storm.artifacts import RunFiles, nothing_found_markdown, report_markdown, topic_slug
+from agents.storm.checkpoints import Checkpoints, fingerprint, models_key
 from agents.report.flow import react_article
 from agents.storm.persona import PersonaPlan
 from agents.storm.records import Article, Conversation, ConversationLog, Persona
@@ -58,7 +56,6 @@ from retrieval.snippets import group_by_url
 
 T = TypeVar("T")
 INFO_TABLE = "information table"  # not a checkpointed stage: rebuilt from the conversation log every run
-CHECKPOINTS = "checkpoints.json"
 
 
 class ReportOptions(BaseModel):
@@ -125,51 +122,6 @@ def run_table_name(out_dir: str, topic: str) -> str:
     """The topic's information table: one per topic and output folder."""
     where = hashlib.sha256(str(Path(out_dir).expanduser().resolve()).encode()).hexdigest()[:8]
     return table_name(f"{topic_slug(topic)}-{where}")
-
-
-def models_key(llm: LLMSettings | None) -> dict[str, Any]:
-    """The models a run's stages use, as its checkpoints record them (no secrets, no limits)."""
-    llm = llm or LLMSettings()
-    return {"default": llm.default.model_dump(mode="json"),
-            "stages": {k: v.model_dump(mode="json") for k, v in sorted(llm.stages.items())}}
-
-
-def fingerprint(*parts: Any) -> str:
-    text = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-class Checkpoints:
-    """Reuse a stage's files when its fingerprint still holds, else make, write and record it."""
-
-    def __init__(self, files: RunFiles, say: Callable[..., None], force: bool):
-        self.files = files
-        self.say = say
-        self.reused: list[str] = []
-        path = files.path(CHECKPOINTS)
-        self.made: dict[str, str] = {} if force or not path.is_file() else json.loads(path.read_text("utf-8"))
-
-    async def stage(self, name: str, print_: str, make: Callable[[], Awaitable[T]],
-                    write: Callable[[T], None], read: Callable[[], T]) -> T:
-        if self.made.get(name) == print_ and self.files.done(name):
-            self.reused.append(name)
-            self.say(name, "reused")
-            return read()
-        self.files.clear(name)
-        self.made.pop(name, None)
-        self._save()
-        self.say(name, "started")
-        try:
-            value = await make()
-        except RaystormError as exc:
-            raise StageFailed(name, str(exc), self.files.topic) from exc
-        write(value)
-        self.made[name] = print_
-        self._save()
-        return value
-
-    def _save(self) -> None:
-        self.files.write_json(CHECKPOINTS, {s: self.made[s] for s in STAGES if s in self.made})
 
 
 async def run_topic(topic: str, runtime: Runtime, out_dir: str, options: ReportOptions | None = None, *,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from agents.lm.grounding import schema_echo
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import Step
 from agents.storm.citations import strip_citations
@@ -33,6 +34,10 @@ references sections."""
     @classmethod
     def render_input(cls, inp: DraftOutlineInput) -> str:
         return f"Topic: {inp.topic}"
+
+    @classmethod
+    def check(cls, inp, out: Outline) -> str | None:
+        return schema_echo(out.headings(), cls.output_schema())
 
     @classmethod
     def extract(cls, inp: DraftOutlineInput, nlp: TextToolkit) -> Outline:
@@ -84,6 +89,10 @@ references sections."""
         return (f"Topic: {inp.topic}\nmax_headings: {inp.max_headings}\n\nDraft outline:\n{draft or '(empty)'}\n\n"
                 f"Source document headings: {'; '.join(d.heading for d in inp.document_headings) or '(none)'}\n\n"
                 f"Conversations:\n{talk or '(none)'}\n\nSnippets (first words):\n{snippets or '(none)'}")
+
+    @classmethod
+    def check(cls, inp, out: Outline) -> str | None:
+        return schema_echo(out.headings(), cls.output_schema())
 
     @classmethod
     def extract(cls, inp: RefineOutlineInput, nlp: TextToolkit) -> Outline:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from agents.answer.analysis import analyze
 from agents.answer.candidates import Evidence, HopEvidence, gather
-from agents.answer.fusion import fuse, probability
+from agents.answer.fusion import calibrated, fuse
 from agents.answer.verify import VerifyInput, contained
 from agents.lm.nlp import TextToolkit
 from agents.multihop.trace import NO_INFORMATION, PassageText
@@ -25,20 +25,23 @@ def evidence(passages, hops, span="") -> Evidence:
 
 
 def test_consensus_picks_what_hops_and_passages_agree_on():
-    hops = [HopEvidence(query=QUESTION, answer=BRIDGE.text, supporting=[0]),
-            HopEvidence(query="Oona Marchetti born city", answer=BORN.text, supporting=[1])]
-    ev = evidence([BRIDGE, BORN, OTHER], hops)
-    analysis = analyze(NLP, QUESTION)
-    fused = fuse(NLP, analysis, ev)
-    assert fused.short_answer == "Tressling"
-    assert fused.passages == [1] and 0 < fused.confidence < 1
-    names = {c.text for c in gather(NLP, analysis, ev)}
-    assert "Oona Marchetti" in names  # the bridge is a candidate, and loses
-    # a second passage stating it raises the confidence: agreement is evidence
-    again = PassageText(title="Tressling", text="Tressling is the port city where rope for the bridge was made.")
-    hops2 = [*hops, HopEvidence(query="port city rope", answer=again.text, supporting=[3])]
-    more = fuse(NLP, analysis, evidence([BRIDGE, BORN, OTHER, again], hops2))
-    assert more.short_answer == "Tressling" and more.confidence > fused.confidence
+    q = "When was the Kestrel Street Bridge opened?"
+    repaired = PassageText(title="Kestrel Street Bridge repairs",
+                           text="The Kestrel Street Bridge was closed for repairs in 1958.")
+    hops = [HopEvidence(query=q, answer=repaired.text, supporting=[0])]
+    analysis = analyze(NLP, q)
+    alone = fuse(NLP, analysis, Evidence(question=q, answer=repaired.text, hops=hops, passages=[repaired]))
+    assert alone.short_answer == "1958"  # the only date there is
+    # two hops and two passages agree on another date: it wins, with more confidence than the lone one
+    opened = PassageText(title="Kestrel Street Bridge", text="The Kestrel Street Bridge was opened in 1931.")
+    traffic = PassageText(title="Wrenmouth traffic", text="Traffic first crossed when the bridge opened in 1931.")
+    hops2 = [*hops, HopEvidence(query="Kestrel Street Bridge opened", answer=opened.text, supporting=[1]),
+             HopEvidence(query="bridge opened traffic", answer=traffic.text, supporting=[2])]
+    ev = Evidence(question=q, answer=opened.text, hops=hops2, passages=[repaired, opened, traffic])
+    agreed = fuse(NLP, analysis, ev)
+    assert agreed.short_answer == "1931" and agreed.passages == [1, 2]
+    assert {c.text for c in gather(NLP, analysis, ev)} == {"1931", "1958"}
+    assert agreed.confidence > alone.confidence
 
 
 def test_a_question_nothing_answers_gets_no_short_answer():
@@ -46,7 +49,7 @@ def test_a_question_nothing_answers_gets_no_short_answer():
     ev = Evidence(question=q, answer=NO_INFORMATION, hops=[HopEvidence(query=q, answer=NO_INFORMATION)],
                   passages=[BORN])
     fused = fuse(NLP, analyze(NLP, q), ev)
-    assert fused.short_answer == "" and fused.confidence == 0.0 and "no passage names a date" in fused.reason
+    assert fused.short_answer == "" and fused.confidence == 0.0 and fused.reason == "no passage names a date for Kestrel Street Bridge (demolished)"
 
 
 def test_which_of_a_or_b_is_decided_by_the_compared_values():
@@ -56,7 +59,8 @@ def test_which_of_a_or_b_is_decided_by_the_compared_values():
     ev = Evidence(question=q, answer="", passages=[diablo, exies])
     fused = fuse(NLP, analyze(NLP, q), ev)
     assert fused.short_answer == "Exies" and "1997" in fused.reason and fused.confidence > 0.5
-    later = fuse(NLP, analyze(NLP, q.replace("first", "later")), ev)
+    q2 = q.replace("first", "later")
+    later = fuse(NLP, analyze(NLP, q2), Evidence(question=q2, answer="", passages=[diablo, exies]))
     assert later.short_answer == "Circus Diablo"
     # a value missing for one option: an answer, but marked undecided by a lower confidence
     vague = PassageText(title="Circus Diablo", text="Circus Diablo is a rock supergroup.")
@@ -88,6 +92,5 @@ def test_verification_fails_for_an_answer_no_passage_contains():
     assert not bad.supported and bad.passages == []
 
 
-def test_probability_is_monotone_in_the_evidence():
-    base = {"bias": 1.0, "hop_votes": 0.0, "passage_votes": 0.0}
-    assert probability({**base, "hop_votes": 1.0}) > probability(base)
+def test_confidence_rises_with_the_winning_share():
+    assert 0 < calibrated(0.2, 1.0) < calibrated(0.9, 1.0) < 1

@@ -229,3 +229,14 @@ def test_extractive_calls_by_choice_are_not_counted():
 
     ledger = UsageLedger(records=[UsageRecord(step="a", stage="s", model="extractive")])
     assert ledger.fallback_summary() is None
+
+
+def test_an_outline_that_echoes_the_schema_is_not_an_outline():
+    # SmolLM2's refined outline for "Harborline Mutual flood coverage" (issue #15): two schema names
+    from agents.storm.steps_outline import RefineOutline
+
+    reply = '{"sections": [{"heading": "OutlineSection", "subsections": []}, {"heading": "Heading"}]}'
+    with pytest.raises(OutputInvalid, match="name from the JSON schema"):
+        parse_output(RefineOutline, reply, "stop", inp=object())
+    fine = parse_output(RefineOutline, '{"sections": [{"heading": "Waiting period"}]}', "stop", inp=object())
+    assert fine.headings() == ["Waiting period"]

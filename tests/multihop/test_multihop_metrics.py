@@ -62,8 +62,28 @@ def test_a_record_scores_recall_and_answer_and_the_file_resumes(tmp_path):
     again = read_records(out)
     assert list(again) == ["q1"] and again["q1"] == record
     summary = summarize(list(again.values()), wall_s=2.0)
-    assert summary.model_dump(by_alias=True) == {"n": 1, "Recall@2": 0.5, "Recall@5": 1.0, "EM": 1.0, "F1": 1.0,
-                                                 "mean_tokens": 120.0, "p50_latency_s": 0.5, "wall_s": 2.0}
+    assert summary.model_dump(by_alias=True) == {
+        "n": 1, "Recall@2": 0.5, "Recall@5": 1.0, "EM": 1.0, "F1": 1.0, "EM_answered": 1.0, "F1_answered": 1.0,
+        "abstention_rate": 0.0, "calibration": {}, "mean_tokens": 120.0, "p50_latency_s": 0.5, "wall_s": 2.0}
+
+
+def test_the_summary_scores_answered_questions_abstention_and_calibration():
+    q = MultihopQuestion(id="q", question="Where?", answer="Tressling", gold="titles", gold_titles=["A"], hops=1)
+
+    def record(i: int, confidence: float, guess: str, abstained: bool) -> BenchRecord:
+        answer = AgentAnswer(question="Where?", strategy="chain", answer="...", confidence=confidence, guess=guess,
+                             short_answer=None if abstained else guess, abstained=abstained,
+                             abstain_reason="below" if abstained else None)
+        return BenchRecord.score(q.model_copy(update={"id": f"q{i}"}), answer, tokens=0, latency_s=0.1)
+
+    records = [record(0, 0.9, "Tressling", False), record(1, 0.85, "Fenby", False),
+               record(2, 0.1, "Tressling", True), record(3, 0.15, "Fenby", True)]
+    # an abstention scores 0 over all questions, is left out of the answered figures, and still counts
+    # for calibration through its guess
+    assert [r.em for r in records] == [1.0, 0.0, 0.0, 0.0] and records[2].guess_em == 1.0
+    s = summarize(records)
+    assert (s.em, s.em_answered, s.abstention_rate) == (0.25, 0.5, 0.5)
+    assert s.calibration == {"0.0-0.2": {"n": 2, "right": 0.5}, "0.8-1.0": {"n": 2, "right": 0.5}}
 
 
 def test_a_foreign_line_is_refused_with_the_fix(tmp_path):

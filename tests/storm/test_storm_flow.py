@@ -13,7 +13,7 @@ from storm_support import EXAMPLE_DIR, FLOOD
 
 from agents.lm.usage import CURRENT_TOPIC, UsageLedger, UsageRecord
 from agents.storm.artifacts import CALL_HISTORY, STAGES, RunFiles
-from agents.storm.flow import CHECKPOINTS
+from agents.storm.checkpoints import CHECKPOINTS
 from cluster.cli import main
 
 

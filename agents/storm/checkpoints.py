@@ -1,0 +1,66 @@
+"""A report's checkpoints: a stage is reused only while what it was made from still holds.
+
+`checkpoints.json` in the topic's folder records, per stage, a fingerprint of its inputs —
+the topic, the corpus version (a hash of the passage ids, which derive from text and place),
+the models, the options the stage reads — chained through the stages before it. A stage whose
+files exist but whose fingerprint differs is made again, and so is every stage after it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from agents.lm.settings import LLMSettings
+from agents.storm.artifacts import STAGES, RunFiles
+from retrieval.errors import RaystormError, StageFailed
+
+T = TypeVar("T")
+CHECKPOINTS = "checkpoints.json"
+
+
+def models_key(llm: LLMSettings | None) -> dict[str, Any]:
+    """The models a run's stages use, as its checkpoints record them (no secrets, no limits)."""
+    llm = llm or LLMSettings()
+    return {"default": llm.default.model_dump(mode="json"),
+            "stages": {k: v.model_dump(mode="json") for k, v in sorted(llm.stages.items())}}
+
+
+def fingerprint(*parts: Any) -> str:
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class Checkpoints:
+    """Reuse a stage's files when its fingerprint still holds, else make, write and record it."""
+
+    def __init__(self, files: RunFiles, say: Callable[..., None], force: bool):
+        self.files = files
+        self.say = say
+        self.reused: list[str] = []
+        path = files.path(CHECKPOINTS)
+        self.made: dict[str, str] = {} if force or not path.is_file() else json.loads(path.read_text("utf-8"))
+
+    async def stage(self, name: str, print_: str, make: Callable[[], Awaitable[T]],
+                    write: Callable[[T], None], read: Callable[[], T]) -> T:
+        if self.made.get(name) == print_ and self.files.done(name):
+            self.reused.append(name)
+            self.say(name, "reused")
+            return read()
+        self.files.clear(name)
+        self.made.pop(name, None)
+        self._save()
+        self.say(name, "started")
+        try:
+            value = await make()
+        except RaystormError as exc:
+            raise StageFailed(name, str(exc), self.files.topic) from exc
+        write(value)
+        self.made[name] = print_
+        self._save()
+        return value
+
+    def _save(self) -> None:
+        self.files.write_json(CHECKPOINTS, {s: self.made[s] for s in STAGES if s in self.made})
