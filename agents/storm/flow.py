@@ -89,6 +89,8 @@ class ReportSummary(BaseModel):
     completion_tokens: int = 0
     seconds: float = 0.0
     reused: list[str] = Field(default_factory=list, description="stages whose artifacts were reused")
+    fell_back: str | None = Field(None, description="how many language-model calls fell back to the extractive "
+                                                    "model, by step (None: no call went to a language model)")
 
     def line(self) -> str:
         return (f"{self.personas} personas, {self.turns} turns, {self.sources} sources, {self.sections} sections, "
@@ -176,6 +178,7 @@ async def _run_topic(topic: str, runtime: Runtime, out_dir: str, options: Report
         runtime.release_table(name)
     totals = mine.summary().total
     summary.prompt_tokens, summary.completion_tokens = totals.prompt_tokens, totals.completion_tokens
+    summary.fell_back = mine.fallback_summary()
     return summary
 
 

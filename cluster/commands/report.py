@@ -164,9 +164,6 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
                 summary = await run_topic(topic, runtime, str(out_dir), options, progress=_progress, config=config,
                                           llm=llm)
                 _print_summary(summary)
-            fell_back = models.ledger.fallback_summary()  # None when no call went to a language model
-            if fell_back:
-                print(f"LLM calls: {fell_back}")
         finally:
             await models.close()
             retriever.close()  # its worker thread; the store is closed below
@@ -246,6 +243,8 @@ def _refuse_cluster_options_locally(args: argparse.Namespace) -> None:
 def _print_summary(summary) -> None:
     print(summary.report)
     print(f"[{summary.topic}] {summary.line()}" + (f" (reused: {', '.join(summary.reused)})" if summary.reused else ""))
+    if summary.fell_back:  # the same line in one process and on the cluster: the flow counts it per topic
+        print(f"[{summary.topic}] LLM calls: {summary.fell_back}")
 
 
 def _progress(event) -> None:

@@ -6,22 +6,20 @@ from __future__ import annotations
 import asyncio
 import json
 
+import httpx
 import pytest
 from autogen_ext.models.openai import OpenAIChatCompletionClient
+from pydantic import BaseModel
 
 from agents.lm.backoff import RetryPolicy
 from agents.lm.chat import ChatModel
 from agents.lm.errors import EndpointUnavailableError, ModelOutputError
 from agents.lm.grounding import citation_problem, cited_numbers
 from agents.lm.output import OutputInvalid, extract_json, parse_output
+from agents.lm.steps import Step
 from agents.lm.usage import UsageLedger
 from agents.multihop.chain_steps import FollowUpQuery, IntermediateAnswer
 from agents.storm.steps_research import AnswerQuestion
-
-import httpx
-from pydantic import BaseModel
-
-from agents.lm.steps import Step
 
 # Replies SmolLM2-135M-Instruct gave through llama.cpp's server (issue #15), and close kin.
 EXPERT_REPLY = ('{ "answer": "The answer, each sentence followed by the [n] of its source(s), is: [2]\n'
