@@ -24,7 +24,8 @@ from autogen_agentchat.messages import BaseChatMessage
 from actors.chat_proxy import AgentCard, ChatAgentHost
 from actors.models import ActorModels, ModelRecipe
 from actors.pool import ActorOptions
-from agents.storm.records import Persona
+from agents.report.memory import InterviewAnswer, PersonaMemory, interview
+from agents.storm.records import Conversation, Persona
 from agents.storm.writer import WriterAgent
 from retrieval.embeddings import embed_threads
 
@@ -44,6 +45,12 @@ class PersonaWriter:
     def ready(self) -> str:
         """The node this actor runs on, once it is up."""
         return ray.get_runtime_context().get_node_id()
+
+    async def interview(self, key: str, question: str) -> InterviewAnswer:
+        """The persona under `key` answers in character, from the conversation it has had so far."""
+        agent = self.host.agent(key)
+        memory = PersonaMemory.of(Conversation.of(agent.persona, list(agent.heard)))
+        return await interview(memory, agent.topic, question, self.models.for_topic(agent.topic))
 
     def add_writer(self, key: str, name: str, topic: str, persona: Persona, max_turns: int) -> AgentCard:
         """A fresh writer under `key` (replacing one from an earlier, failed try)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ray
 from pydantic import BaseModel, Field
 
-from actors.calls import get
+from actors.calls import call, get
 from actors.corpus import CorpusPool
 from actors.expert import EXPERT_OPTIONS, ExpertActor
 from actors.gateway import GATEWAY_OPTIONS, EndpointLimits, GatewaySettings, LLMGateway
@@ -20,6 +20,7 @@ from actors.pool import ActorPool, alive_nodes, cluster_cpus
 from actors.report_agent import REPORT_AGENT_OPTIONS, ReportAgentActor
 from actors.writer import WRITER_OPTIONS, PersonaWriter
 from agents.lm.settings import LLMSettings
+from agents.report.memory import InterviewAnswer
 from cluster.runtime import cluster_info, driver_node_id
 from retrieval.config import StoreSettings
 from retrieval.errors import UsageError
@@ -104,6 +105,12 @@ class ResearchCluster:
         """The actor hosting that persona's writer, and its key there (e.g. to interview it after the run)."""
         index, key = self._writer_of[(topic, persona)]
         return self.writers.handles[index], key
+
+    async def interview(self, topic: str, persona: str, question: str) -> InterviewAnswer:
+        """Ask a persona of this session, on its live writer actor (after a session: `raystorm interview`)."""
+        actor, key = self.writer_for(topic, persona)
+        return await call(actor.interview.remote(key, question), actor="PersonaWriter",
+                          method=PersonaWriter.interview.__name__, stage="interview", timeout_s=self.plan.turn_timeout_s)
 
     def wait_ready(self, timeout_s: float = START_TIMEOUT_S) -> dict[str, list[str]]:
         """Wait for every actor; where each runs: node id -> actor names."""

@@ -47,6 +47,7 @@ class WriterAgent(BaseChatAgent):
         self.models = models
         self.max_turns = max_turns
         self.turns: list[tuple[str, str]] = []  # (question, answer) pairs so far
+        self.heard: list[DialogueTurn] = []  # the expert's turns, with the passages each retrieved
         self._pending: str | None = None
         self.error: BaseException | None = None  # what stopped it, kept typed (autogen re-raises a string)
 
@@ -60,6 +61,7 @@ class WriterAgent(BaseChatAgent):
                 continue
             if isinstance(m, StructuredMessage) and isinstance(m.content, DialogueTurn):
                 answer = m.content.agent_utterance
+                self.heard.append(m.content)
             else:
                 answer = m.to_text()
             if self._pending is not None:  # the expert's reply to our last question
@@ -81,4 +83,5 @@ class WriterAgent(BaseChatAgent):
 
     async def on_reset(self, cancellation_token: CancellationToken) -> None:
         self.turns.clear()
+        self.heard.clear()
         self._pending = None

@@ -4,7 +4,7 @@ The same as `ray job submit -- python -m cluster.cli report ...`, over
 `ray.job_submission.JobSubmissionClient`, except that the job runs the CLI with
 the Python that runs Ray on the head (a head started as `/venv/bin/ray start`
 from a service manager has no venv on its PATH, so a bare `python` would be the
-system's). The address is the cluster's job
+system's, without raystorm's dependencies). The address is the cluster's job
 server (its dashboard, e.g. http://127.0.0.1:8265), defaulting to $RAY_ADDRESS
 as for `ray job submit`. Token authentication stays on: the token is read as
 Ray reads it ($RAY_AUTH_TOKEN, $RAY_AUTH_TOKEN_PATH, or ~/.ray/auth_token).
@@ -52,14 +52,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-# The job's shell is started by Ray's job supervisor, a Ray worker process whose argv[0] is the
-# interpreter `ray start` ran with (a venv's bin/python, unresolved). Use it, and say what to do
-# when raystorm is not installed there.
+# The job's shell is started by Ray's job supervisor, a Ray worker of the interpreter `ray start` ran
+# with. Its process title is rewritten and its executable resolves past a venv's symlink, but the
+# libraries it loaded name the installation: .../lib/pythonX.Y/site-packages/ray/_raylet.so, whose
+# root holds bin/python (a venv's python, which finds the venv's packages). Use it; else the
+# supervisor's executable; and say what to do when raystorm does not import there.
 _HEAD_PYTHON = (
-    "py=$(tr '\\0' '\\n' < /proc/$PPID/cmdline 2>/dev/null | head -n 1); "
-    'case "$py" in */python*) ;; *) py=python ;; esac; '
-    '"$py" -c "import cluster.cli" 2>/dev/null || { echo "raystorm: the Python that runs Ray on this node '
-    '($py) cannot import raystorm: install raystorm into it, or submit with --working-dir CHECKOUT" >&2; exit 1; }; '
+    "so=$(grep -m1 -o '/[^ ]*/site-packages/ray/_raylet[^ ]*[.]so' /proc/$PPID/maps 2>/dev/null); "
+    'py="${so%/lib/python*/site-packages/*}/bin/python"; '
+    '{ [ -n "$so" ] && [ -x "$py" ]; } || py=$(readlink /proc/$PPID/exe 2>/dev/null); [ -x "$py" ] || py=python; '
+    '"$py" -c "import cluster.cli, httpx, ray" 2>/dev/null || { echo "raystorm: the Python that runs Ray on this '
+    'node ($py) cannot import raystorm and its dependencies: install raystorm into it" >&2; exit 1; }; '
     'exec "$py"'
 )
 

@@ -12,6 +12,7 @@ from storm_runs import OPTIONS, TOPICS, artifacts, copy_home
 from actors.calls import call
 from agents.storm.artifacts import CALL_HISTORY, STAGES, RunFiles
 from agents.storm.flow import INFO_TABLE
+from retrieval.graph.current import without_history
 from cluster.distributed import ClusterPlan, report_topics, research_session, run_reports_distributed
 
 PLAN = ClusterPlan(writer_actors=2, expert_actors=2)
@@ -35,9 +36,16 @@ def test_distributed_run_writes_what_the_pipeline_writes(ray_cluster, corpus_set
                     held[(s.topic, conv["persona"]["name"])] = (conv, await call(
                         actor.conversation.remote(key), actor="PersonaWriter", method="conversation", stage="test",
                         timeout_s=30))
-            return done, held
+            # during the session, a persona is interviewed on its live writer actor, from what it heard
+            persona = json.loads((Path(done[0].directory) / "conversation_log.json").read_text())[0]["persona"]["name"]
+            heard = await run.interview(done[0].topic, persona, "What did you find out?")
+            return done, held, heard
 
-    summaries, held = asyncio.run(run_and_ask_the_writers())
+    summaries, held, heard = asyncio.run(run_and_ask_the_writers())
+    assert heard.cited(), heard.answer  # it answered from the passages its conversation retrieved
+    for s in heard.cited():
+        lines = " ".join(Path(s.path).read_text().splitlines()[s.line_start - 1:s.line_end])
+        assert " ".join(without_history(s.text).split()[:4]) in " ".join(lines.split())
     assert len(held) == len(TOPICS) * (OPTIONS.personas + 1)
     for conv, turns in held.values():
         assert [q for q, _ in turns] == [t["user_utterance"] for t in conv["dlg_turns"]]

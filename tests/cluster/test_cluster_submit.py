@@ -87,8 +87,9 @@ def job_head(tmp_path_factory):
 def test_entrypoint_runs_the_cli_through_the_python_that_runs_ray():
     assert entrypoint(["--", "report", "--topics", "t.txt"]).endswith('exec "$py" -m cluster.cli report --topics t.txt')
     assert entrypoint(["raystorm", "ask", "why?"]).endswith("-m cluster.cli ask 'why?'")
-    # run as the job supervisor runs it (`sh -c`), from a process whose argv[0] is this venv's python
-    shell = subprocess.run([sys.executable, "-c", "import subprocess, sys; sys.exit(subprocess.run("
+    # run as the job supervisor runs it (`sh -c`, from a process of this venv's Python, whose own
+    # executable resolves past the venv's symlink), with a PATH that has no venv on it
+    shell = subprocess.run([sys.executable, "-c", "import ray, subprocess, sys; sys.exit(subprocess.run("
                             "sys.argv[1], shell=True, env={'PATH': '/usr/bin:/bin'}).returncode)",
                             entrypoint(["--", "collections", "--help"])], capture_output=True, text=True, timeout=120)
     assert shell.returncode == 0 and "collections" in shell.stdout, shell.stderr[-2000:]
