@@ -123,10 +123,12 @@ class LocalRuntime:
         self._open: dict[str, TableStore] = {}
 
     async def stage(self, stage: str, fn: StageFn[A, T], args: A, *, table: str | None = None) -> T:
+        """`fn(args, ctx)` here (`stage` names the call in a distributed runtime's errors)."""
         return await fn(args, StageContext(self.models, self.retriever, self._open[table] if table else None))
 
     async def converse(self, topic: str, persona: Persona, spec: ConversationSpec,
                        note: Callable[[str], None]) -> Conversation:
+        """The conversation in this process (`note` hears of restarts; here nothing restarts it)."""
         from agents.storm.conversation import run_conversation
 
         return await run_conversation(topic, persona, self.models, self.retriever, max_turns=spec.turns,
