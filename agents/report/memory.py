@@ -17,8 +17,14 @@ from agents.lm.nlp import TextToolkit
 from agents.lm.steps import LanguageModel, Step
 from agents.storm.article import numbered
 from agents.storm.records import Conversation, ConversationLog, Persona
-from agents.storm.steps_research import NOTHING_FOUND, AnswerInput, AnswerQuestion, NumberedSource, render_sources
-from agents.lm.grounding import citation_problem
+from agents.storm.steps_research import (
+    NOTHING_FOUND,
+    AnswerInput,
+    AnswerOutput,
+    AnswerQuestion,
+    NumberedSource,
+    render_sources,
+)
 from retrieval.errors import RaystormError
 from retrieval.snippets import Snippet
 
@@ -99,18 +105,20 @@ question, say only: "{NOTHING_FOUND}" """
                 f"This interview so far:\n{so_far}\nQuestion to you: {inp.question}\n\n"
                 f"Your passages:\n{render_sources(inp.sources)}")
 
+    # An interview answer is an expert answer in another voice: the same check (cite a source, or
+    # say nothing was found) and, offline, the same sentence selection over this persona's own
+    # evidence only (its perspective is what it asked about, and so what it found).
     @classmethod
     def check(cls, inp: InterviewInput, out: InterviewOutput) -> str | None:
-        if out.answer.strip().rstrip(".") == NOTHING_FOUND.rstrip("."):
-            return None
-        return citation_problem(out.answer, [s.n for s in inp.sources])
+        return AnswerQuestion.check(_as_expert(inp), AnswerOutput(answer=out.answer))
 
     @classmethod
     def extract(cls, inp: InterviewInput, nlp: TextToolkit) -> InterviewOutput:
-        # the expert's sentence selection, over this persona's own evidence only: its perspective is
-        # what it asked about, and so what it found
-        out = AnswerQuestion.extract(AnswerInput(topic=inp.topic, question=inp.question, sources=inp.sources), nlp)
-        return InterviewOutput(answer=out.answer)
+        return InterviewOutput(answer=AnswerQuestion.extract(_as_expert(inp), nlp).answer)
+
+
+def _as_expert(inp: InterviewInput) -> AnswerInput:
+    return AnswerInput(topic=inp.topic, question=inp.question, sources=inp.sources)
 
 
 class InterviewAnswer(BaseModel):
