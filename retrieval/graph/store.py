@@ -63,27 +63,24 @@ class GraphStore:
                 _fast_local_commits(self.store.client)  # as for passages: no fsync per point
         return name
 
-    def records(self, collection: str) -> list[DocumentRecord]:
+    def _payloads(self, collection: str):
+        """Every point's payload of the collection's graph, in scroll order (none without a graph)."""
         if not self.exists(collection):
-            return []
-        out, offset = [], None
+            return
+        offset = None
         while True:
             points, offset = self.store.client.scroll(graph_collection(collection), limit=512, offset=offset,
                                                       with_payload=True, with_vectors=False)
-            out += [DocumentRecord.model_validate(p.payload) for p in points if p.payload.get("node_id")]
+            yield from (p.payload for p in points)
             if offset is None:
-                return sorted(out, key=lambda r: (r.path, r.record or 0))
+                return
+
+    def records(self, collection: str) -> list[DocumentRecord]:
+        out = [DocumentRecord.model_validate(p) for p in self._payloads(collection) if p.get("node_id")]
+        return sorted(out, key=lambda r: (r.path, r.record or 0))
 
     def claims(self, collection: str) -> list[ClaimRecord]:
-        if not self.exists(collection):
-            return []
-        out, offset = [], None
-        while True:
-            points, offset = self.store.client.scroll(graph_collection(collection), limit=512, offset=offset,
-                                                      with_payload=True, with_vectors=False)
-            out += [ClaimRecord.model_validate(c) for p in points for c in p.payload.get("claims", [])]
-            if offset is None:
-                return out
+        return [ClaimRecord.model_validate(c) for p in self._payloads(collection) for c in p.get("claims", [])]
 
     def put_claims(self, collection: str, wiki: str, pages: dict[str, list[ClaimRecord]]) -> None:
         """A wiki's claims (by page) as graph nodes, replacing what an earlier build of that wiki stored."""
