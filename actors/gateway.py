@@ -8,7 +8,7 @@ after (`release`). A lease whose holder died is reclaimed after
 `lease_timeout_s`, so a lost node cannot leak slots.
 
 Every call's `UsageRecord` is sent to the gateway with the actor and topic it
-came from, so the run has one ledger: calls, tokens and cost per stage, per
+came from, so the run has one ledger: calls, tokens and cost per role, per
 actor, per topic. The completion cache lives with the gateway
 (`cache_get`/`cache_put`), one directory for the whole cluster.
 
@@ -136,7 +136,7 @@ class EndpointGate:
 
 
 class UsageReport(BaseModel):
-    """The run's accounting: totals, and calls/tokens/cost by stage, model, actor and topic."""
+    """The run's accounting: totals, and calls/tokens/cost by role, model, actor and topic."""
 
     summary: UsageSummary
     by_actor: dict[str, UsageTotals]
@@ -155,7 +155,7 @@ class UsageBook:
         for r in records:
             if r.call_id not in self._origin:
                 self._origin[r.call_id] = (actor, topic)
-                self.ledger.record(r)
+                self.ledger.record(r if r.actor else r.model_copy(update={"actor": actor}))
 
     def ledger_for(self, topic: str | None = None) -> UsageLedger:
         if topic is None:

@@ -19,14 +19,18 @@ import time
 import ray
 from pydantic import BaseModel, Field
 
+from actors.models import ActorModels, ModelRecipe
 from actors.pool import ActorOptions, ActorPool
-from agents.lm.models import StageModels
+from agents.lm.models import RoleModels
 from agents.lm.nlp import TextToolkit
 from agents.lm.settings import LLMSettings
+from agents.lm.usage import in_report_place
 from agents.multihop.accounting import QuestionLedger, tokens
+from agents.multihop.chain import ChainOfRAG, ChainSettings
 from agents.multihop.strategies import MultihopSettings, StrategyChoice, ask
 from agents.multihop.trace import AgentAnswer
 from retrieval.embeddings import embed_threads
+from retrieval.errors import UsageError
 from retrieval.search import Retriever
 
 QUESTION_TIMEOUT_S = 600.0
@@ -52,13 +56,18 @@ class HopperResult(BaseModel):
 class Hopper:
     """Thin host: one set of models, one retriever, any number of questions."""
 
-    def __init__(self, recipe: HopperRecipe, retriever: Retriever):
+    def __init__(self, recipe: HopperRecipe, retriever: Retriever, gateway: ray.actor.ActorHandle | None = None,
+                 run_models: ModelRecipe | None = None, label: str = "Hopper"):
+        """`gateway` + `run_models`: a report run's Hopper, whose `research` calls use the run's
+        models under its gateway (leases, cache, usage filed per topic), as every actor of a run does."""
         embed_threads(1)
         self.recipe = recipe
         self.retriever = retriever
         self.ledger = QuestionLedger()
-        self.models = StageModels.from_settings(recipe.llm, cache_dir=recipe.cache_dir, ledger=self.ledger,
+        self.models = RoleModels.from_settings(recipe.llm, cache_dir=recipe.cache_dir, ledger=self.ledger,
                                                 nlp=TextToolkit())
+        self.run_models = (ActorModels(run_models, gateway, holder=label, nlp=run_models.toolkit())
+                           if gateway is not None and run_models is not None else None)
 
     def ready(self) -> bool:
         return True
@@ -69,6 +78,16 @@ class Hopper:
             answer = await ask(question, strategy, self.models, self.retriever, self.recipe.multihop)
         return HopperResult(answer=answer, tokens=tokens(records), calls=len(records),
                             latency_s=time.monotonic() - started)
+
+
+    async def research(self, question: str, settings: ChainSettings, topic: str, section: int | None = None,
+                       tool: str | None = None) -> AgentAnswer:
+        """One sub-question of a report's `insight_forge`: Chain-of-RAG on the run's models, its
+        calls filed under `topic`, `section` and `tool` as if the report agent had made them."""
+        if self.run_models is None:
+            raise UsageError("this Hopper serves questions only: start it with the run's gateway and models")
+        with in_report_place(section, tool):
+            return await ChainOfRAG(self.run_models.for_topic(topic), self.retriever, settings).answer(question)
 
 
 class HopperPool:

@@ -1,7 +1,7 @@
 """The language models an actor runs: built from shippable settings, gated by the `LLMGateway`.
 
 An actor gets a `ModelRecipe` (the run's `LLMSettings` plus benchmark knobs)
-and a gateway handle, and builds one `StageModels` per topic with
+and a gateway handle, and builds one `RoleModels` per topic with
 `ActorModels.for_topic`, so each topic's calls land in the gateway's ledger
 under that topic and the actor's name. Every call to a remote endpoint first
 takes a lease from the gateway (the cluster-wide concurrency and rate limit of
@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from actors.calls import call, get
 from agents.lm.cache import CachedCompletion
 from agents.lm.extractive import NO_LLM_NOTICE, ExtractiveModel
-from agents.lm.models import StageModels, chat_model
+from agents.lm.models import RoleModels, chat_model
 from agents.lm.nlp import TextToolkit
 from agents.lm.settings import LLMSettings, ModelSpec
 from agents.lm.steps import LanguageModel, Step
@@ -110,13 +110,13 @@ class GatedModel:
         lease = None
         if self.endpoint is not None:
             lease = await call(self._gateway.acquire.remote(self.endpoint, self._holder), actor="LLMGateway",
-                               method="acquire", stage=step.stage, timeout_s=LEASE_TIMEOUT_S)
+                               method="acquire", stage=step.role, timeout_s=LEASE_TIMEOUT_S)
         try:
             return await self.inner.run(step, inp)
         finally:
             if lease is not None:
                 self._gateway.release.remote(lease)
-            await self._filer.flush(step.stage)
+            await self._filer.flush(step.role)
 
     async def close(self) -> None:
         if hasattr(self.inner, "close"):
@@ -152,7 +152,7 @@ class ModelRecipe(BaseModel):
 
 
 class ActorModels:
-    """One actor's models: a `StageModels` per topic, all gated by one gateway."""
+    """One actor's models: a `RoleModels` per topic, all gated by one gateway."""
 
     def __init__(self, recipe: ModelRecipe, gateway: ray.actor.ActorHandle, holder: str,
                  nlp: TextToolkit | None = None):
@@ -160,15 +160,15 @@ class ActorModels:
         self.gateway = gateway
         self.holder = holder
         self.nlp = nlp
-        self._by_topic: dict[str, StageModels] = {}
+        self._by_topic: dict[str, RoleModels] = {}
         self._http: httpx.AsyncClient | None = None
 
-    def for_topic(self, topic: str) -> StageModels:
+    def for_topic(self, topic: str) -> RoleModels:
         if topic not in self._by_topic:
             self._by_topic[topic] = self._build(topic)
         return self._by_topic[topic]
 
-    def _build(self, topic: str) -> StageModels:
+    def _build(self, topic: str) -> RoleModels:
         settings = self.recipe.llm
         ledger = UsageLedger()
         filer = UsageFiler(ledger, self.gateway, self.holder, topic)
@@ -178,7 +178,7 @@ class ActorModels:
         built: dict[ModelSpec, LanguageModel] = {}
 
         def model_for(spec: ModelSpec) -> LanguageModel:
-            if spec not in built:  # stages naming one model share it, as in StageModels.from_settings
+            if spec not in built:  # roles naming one model share it, as in RoleModels.from_settings
                 base: LanguageModel
                 endpoint: str | None = None
                 if spec.provider == "extractive":
@@ -193,8 +193,8 @@ class ActorModels:
             return built[spec]
 
         default = model_for(settings.default)
-        stages = {stage: model_for(spec) for stage, spec in settings.stages.items()}
-        return StageModels(default, stages, notice=None if settings.uses_llm else NO_LLM_NOTICE)
+        roles = {role: model_for(spec) for role, spec in settings.roles.items()}
+        return RoleModels(default, roles, notice=None if settings.uses_llm else NO_LLM_NOTICE)
 
     async def close(self) -> None:
         for models in self._by_topic.values():

@@ -34,6 +34,7 @@ from retrieval.snippets import InfoEntry, Snippet
 if TYPE_CHECKING:  # the report agent builds on this module
     from agents.report.records import ReactSection
     from agents.report.stage import ReactArgs
+    from agents.report.tools import AskMany
 
 A = TypeVar("A", bound="StageArgs")
 T = TypeVar("T")
@@ -74,6 +75,7 @@ class StageContext:
     models: LanguageModel
     retriever: Retriever
     table: TableStore | None = None
+    ask_many: AskMany | None = None  # Chain-of-RAG on many questions elsewhere (Hopper actors); None: here
 
     def need_table(self, stage: str) -> TableStore:
         if self.table is None:

@@ -15,6 +15,7 @@ from actors.calls import call, get
 from actors.corpus import CorpusPool
 from actors.expert import EXPERT_OPTIONS, ExpertActor
 from actors.gateway import GATEWAY_OPTIONS, EndpointLimits, GatewaySettings, LLMGateway
+from actors.hopper import HOPPER_OPTIONS, Hopper, HopperRecipe
 from actors.models import INJECTED_ENDPOINT, ModelRecipe
 from actors.pool import ActorPool, alive_nodes, cluster_cpus
 from actors.report_agent import REPORT_AGENT_OPTIONS, ReportAgentActor
@@ -50,6 +51,8 @@ class ClusterPlan(BaseModel):
     stage_timeout_s: float = Field(1800.0, gt=0, description="one stage call on an expert actor")
     conversation_attempts: int = Field(3, ge=1, description="tries of a conversation whose writer died")
     report_agents: int = Field(0, ge=0, description="ReportAgent actors (--writer react; 0: none started)")
+    hoppers: int | None = Field(None, ge=1, description="Hopper actors answering the report agents' "
+                                "insight_forge sub-questions (default: as many as report agents, at least 2)")
 
 
 class ResearchCluster:
@@ -90,11 +93,18 @@ class ResearchCluster:
             EXPERT_OPTIONS.model_copy(update={"resources": plan.research_resources}),
             label="Expert", args=(recipe, self.gateway, self.corpus.retriever(), self.corpus.pool),
             runtime_env=env, pass_label=True)
-        self.report_agents = ActorPool.create(
-            ReportAgentActor, plan.report_agents,
-            REPORT_AGENT_OPTIONS.model_copy(update={"resources": plan.research_resources}), label="ReportAgent",
-            args=(recipe, self.gateway, self.corpus.retriever()), runtime_env=env,
-            pass_label=True) if plan.report_agents else None
+        self.hoppers = self.report_agents = None
+        if plan.report_agents:
+            self.hoppers = ActorPool.create(
+                Hopper, plan.hoppers or max(plan.report_agents, 2),
+                HOPPER_OPTIONS.model_copy(update={"resources": plan.research_resources}), label="Hopper",
+                args=(HopperRecipe(llm=llm), self.corpus.retriever(), self.gateway, recipe), runtime_env=env,
+                pass_label=True)
+            self.report_agents = ActorPool.create(
+                ReportAgentActor, plan.report_agents,
+                REPORT_AGENT_OPTIONS.model_copy(update={"resources": plan.research_resources}), label="ReportAgent",
+                args=(recipe, self.gateway, self.corpus.retriever(), self.hoppers.handles), runtime_env=env,
+                pass_label=True)
         self._slot = 0
         self._writer_of: dict[tuple[str, str], tuple[int, str]] = {}  # (topic, persona) -> (writer actor, key)
 
@@ -119,10 +129,13 @@ class ResearchCluster:
                       timeout_s=timeout_s)
         where.setdefault(gateway, []).append("LLMGateway")
         self.corpus.wait_ready(timeout_s)
-        for pool in (self.corpus.pool, self.writers, self.experts, *([self.report_agents] if self.report_agents else [])):
+        for pool in (self.corpus.pool, self.writers, self.experts, *self._report_pools()):
             for i, node in enumerate(pool.wait_ready(timeout_s)):
                 where.setdefault(node, []).append(pool.name(i))
         return where
+
+    def _report_pools(self) -> list[ActorPool]:
+        return [self.hoppers, self.report_agents] if self.report_agents else []
 
     def next_writer_slot(self) -> int:
         slot = self._slot
@@ -130,7 +143,7 @@ class ResearchCluster:
         return slot
 
     def shutdown(self) -> None:
-        for pool in (self.writers, self.experts, *([self.report_agents] if self.report_agents else [])):
+        for pool in (self.writers, self.experts, *self._report_pools()):
             pool.kill()
         self.corpus.kill()
         ray.kill(self.gateway, no_restart=True)

@@ -88,3 +88,19 @@ class Passage(BaseModel):
         """What the embedders see: title and headings give a passage its context."""
         context = " > ".join([self.title, *self.heading_path])
         return f"{context}\n{self.text}" if context else self.text
+
+
+class PassageText(BaseModel):
+    """A passage as a model sees it: its title, where it sits in its document (the heading
+    path, " > "), and its text; nothing to copy by mistake (no ids, no lines)."""
+
+    title: str = ""
+    section: str = ""
+    text: str
+
+    @classmethod
+    def of(cls, passage: Passage) -> "PassageText":
+        return cls(title=passage.title, section=" > ".join(passage.heading_path), text=passage.text)
+
+    def in_context(self) -> str:
+        return " > ".join(x for x in (self.title, self.section) if x) + "\n" + self.text

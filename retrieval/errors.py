@@ -1,4 +1,8 @@
-"""Typed errors that say what went wrong and what to do about it."""
+"""Typed errors that say what went wrong and what to do about it.
+
+`RaystormError`, the base of every raystorm error, lives here in the lowest layer because
+every package may raise one (`cluster → actors → agents → retrieval`); the errors of a layer
+above live with the code that raises them (`agents.lm.errors`, `agents.storm.checkpoints.StageFailed`, ...)."""
 
 
 def _rebuild(cls: type, args: tuple, state: dict) -> BaseException:
@@ -43,14 +47,3 @@ class EmptyCorpus(RaystormError):
 
 class ModelUnavailable(RaystormError):
     """An embedding model could not be loaded."""
-
-
-class StageFailed(RaystormError):
-    """A pipeline stage failed; what finished before it is kept and a rerun resumes."""
-
-    def __init__(self, stage: str, reason: str, topic: str | None = None):
-        where = f"topic '{topic}', " if topic else ""
-        super().__init__(f"{where}stage '{stage}' failed: {reason}. Finished stages are kept; rerun to resume.")
-        self.stage = stage
-        self.reason = reason
-        self.topic = topic

@@ -80,7 +80,7 @@ def ingest(home: Path):
 def run_in_process(settings, topics, options, latency_s: float, out: Path) -> float:
     """`raystorm report`'s in-process path, one topic after another, with the latency knob."""
     from actors.models import LatencyModel
-    from agents.lm.models import StageModels
+    from agents.lm.models import RoleModels
     from agents.lm.nlp import TextToolkit
     from agents.lm.settings import LLMSettings
     from agents.runtime import LocalRuntime
@@ -92,7 +92,7 @@ def run_in_process(settings, topics, options, latency_s: float, out: Path) -> fl
         corpus = Corpus(settings, "example")
         corpus.check()
         retriever = AsyncCorpus(corpus)
-        models = StageModels.from_settings(LLMSettings(), nlp=TextToolkit(embed=corpus.dense.embed))
+        models = RoleModels.from_settings(LLMSettings(), nlp=TextToolkit(embed=corpus.dense.embed))
         slow = LatencyModel(models, latency_s) if latency_s else models
         runtime = LocalRuntime(slow, retriever, version=retriever.version, tables=lambda name: AsyncInformationTable(
             InformationTable(corpus.store, name, corpus.dense, corpus.sparse, source="example")))

@@ -85,11 +85,11 @@ def correct(answer: str, item: dict) -> tuple[bool, bool]:
 
 async def answer_all(settings, collection: str, questions: list[dict], prefer_current: bool,
                      depth: int | None = None) -> dict:
-    from agents.lm.models import StageModels
+    from agents.lm.models import RoleModels
     from agents.multihop.strategies import MultihopSettings, ask
     from retrieval.search import AsyncCorpus, Corpus, SearchSettings
 
-    models = StageModels.from_settings(__import__("agents.lm.settings", fromlist=["LLMSettings"]).LLMSettings())
+    models = RoleModels.from_settings(__import__("agents.lm.settings", fromlist=["LLMSettings"]).LLMSettings())
     search = SearchSettings(prefer_current=prefer_current)
     if depth is not None:
         search.current_depth = depth
@@ -173,7 +173,7 @@ def main() -> int:
     print(json.dumps({"store (synthetic, embedded Qdrant)": store_figures(settings, synthetic), "load": load()}))
 
     # wiki check on a wiki compiled from the bundled corpus
-    from agents.lm.models import StageModels
+    from agents.lm.models import RoleModels
     from agents.lm.settings import LLMSettings
     from agents.wiki.build import build_wiki
     from agents.wiki.check import check_folder
@@ -181,7 +181,7 @@ def main() -> int:
 
     ingest_s = ingest(settings, example, "bundled")
     store = PassageStore(settings)
-    models = StageModels.from_settings(LLMSettings())
+    models = RoleModels.from_settings(LLMSettings())
     try:
         built = asyncio.run(build_wiki(store, "bundled", work / "wiki", models, models.name))
     finally:

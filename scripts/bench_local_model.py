@@ -132,7 +132,7 @@ def _unresolved(report: str) -> int:
 
 
 async def _multihop(name: str, llm: str | None, base_url: str, args, data_dir: str) -> dict:
-    from agents.lm.models import StageModels
+    from agents.lm.models import RoleModels
     from agents.lm.nlp import TextToolkit
     from agents.lm.settings import LLMSettings, parse_model_spec
     from agents.lm.usage import UsageLedger
@@ -154,7 +154,7 @@ async def _multihop(name: str, llm: str | None, base_url: str, args, data_dir: s
     settings = LLMSettings() if llm is None else LLMSettings(
         default=parse_model_spec(llm, base_url), max_tokens=args.max_tokens, cache=False)
     ledger = UsageLedger()
-    models = StageModels.from_settings(settings, ledger=ledger, nlp=TextToolkit())
+    models = RoleModels.from_settings(settings, ledger=ledger, nlp=TextToolkit())
     multihop = MultihopSettings()
     multihop.chain.max_iter = multihop.deep.max_iter = args.max_iter
     corpus = Corpus(store, collection)

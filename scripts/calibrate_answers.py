@@ -28,7 +28,7 @@ from agents.answer.candidates import FEATURES, Evidence, HopEvidence, gather
 from agents.answer.fusion import fuse, rank, score
 from agents.multihop.evaluation import BenchRecord, confidence_buckets, read_records
 from agents.multihop.metrics import exact_match, f1_score
-from agents.multihop.trace import PassageText
+from retrieval.documents import PassageText
 from retrieval.datasets import load_multihop_set
 
 OTHER_PASSAGES = 5

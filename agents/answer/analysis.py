@@ -20,6 +20,8 @@ from agents.lm.steps import Step
 from agents.lm.text.entities import EntityKind
 
 AnswerType = Literal["person", "place", "date", "number", "yes_no", "comparison", "list", "free_text"]
+# What a number answer measures: a duration ("30 days"), a sum of money ("$1,000"), a count ("4").
+Measure = Literal["", "duration", "amount", "count"]
 
 # The entity kinds a candidate of each type may be.
 TYPE_KINDS: dict[str, tuple[EntityKind, ...]] = {
@@ -27,24 +29,62 @@ TYPE_KINDS: dict[str, tuple[EntityKind, ...]] = {
     "list": ("name",), "free_text": ("name", "reference", "code"), "comparison": ("name",), "yes_no": (),
 }
 _AUXILIARY = re.compile(r"^\s*(is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b", re.I)
-_DATE = re.compile(r"\b(when|what year|which year|what date|what month|what decade|what century|"
-                   r"in what year|how long ago)\b", re.I)
-_NUMBER = re.compile(r"\b(how (many|much|long|old|far|tall|big|large|high)|what (number|percentage|"
-                     r"population|age|amount)|population|snowfall|debt)\b", re.I)
-_PLACE = re.compile(r"\b(where|capital|birthplace|headquarters|(what|which) (city|country|county|state|town|location|region|place|continent|"
-                    r"province|island|village|river|district|area|nation))\b", re.I)
-_PERSON = re.compile(r"^\s*(who|whom|whose)\b|\b(what|which) (person|man|woman|actor|actress|author|writer|"
-                     r"player|singer|director|president|king|queen|politician|composer|artist|founder)\b", re.I)
-_LIST = re.compile(r"\b(list|name (all|the)|which \w+ (are|were) (both|all))\b", re.I)
+_LIST = re.compile(r"\b(list|name all|which \w+ (are|were) (both|all))\b", re.I)
 _CHOICE = re.compile(r"\b(which|who|what)\b.*\bor\b", re.I)
 _ASK_WORDS = frozenset("who whom whose what which when where why how is are was were do does did has have had "
                        "can could will would should in on of at for by".split())
+# The asking clause is the last one ("Memo CM-24-05 names a bulletin; who signed it?").
+_CLAUSES = re.compile(r"[;:]\s+|(?<=[a-z0-9\"”')]{2}[.!?])\s+(?=[A-Z])")  # not after "Mr." or "E."
+_WH = r"who|whom|whose|what|which|when|where|how"
+# A question word that opens the clause, after at most a preposition ("In which city", "From what date").
+_FRONTED = re.compile(rf"^\W*(?:(?:in|at|on|from|by|for|to|of|during|since|until|after|before|with|into)\s+)?"
+                      rf"({_WH})\b", re.I)
+# A question word left in place, its phrase running to the end ("... released by what label?", "based where?").
+_IN_PLACE = re.compile(rf"^.*\b({_WH})\b((?:[\s,]+[\w'’&-]+){{0,8}})[\s?.]*$", re.I)
+_WHAT = re.compile(r"\b(what)\b", re.I)  # rarely a relative pronoun, unlike who, which, where, when
+_ANY_WH = re.compile(r"\b(which|name)\b", re.I)
+# Relative timing: "When does coverage begin after the rider is purchased?" asks for a duration.
+_RELATIVE_TIME = re.compile(r"\b(begin|begins|start|starts|end|ends|expire|expires|apply|applies|lapse|lapses|"
+                            r"kick in|take effect|takes effect)\b.*\b(after|before|following|from)\b", re.I)
+_TIME_UNITS = frozenset("second seconds minute minutes hour hours day days week weeks month months year years "
+                        "decade decades business-day business-days".split())
+# Words that end the wh-phrase's noun phrase ("what city [are the offices ...]").
+_PHRASE_END = frozenset("of for under in on at to by with from into about as than that which who whom whose where "
+                        "when why how is are was were be been do does did has have had can could will would should "
+                        "may might must shall the a an his her its their this these those".split())
+_SKIP = re.compile(r"^(?:(?:is|was|are|were|'s)\s+)?(?:(?:the|a|an)\s+)?(?:(?:kind|type|sort|name|one)\s+of\s+"
+                   r"(?:the\s+|a\s+|an\s+)?)?(?:of\s+(?:the\s+)?)?", re.I)
+# Head nouns of the wh-phrase, by the answer they ask for (singular; a plural "s"/"es" is stripped).
+_HEADS: dict[str, tuple[AnswerType, Measure]] = {}
+for _words, _typed in [
+    ("year date month decade century day", ("date", "")),
+    ("period duration wait waiting lifespan tenure delay runtime", ("number", "duration")),
+    ("deductible limit sublimit fee cost price premium amount payment payout charge fine salary wage budget "
+     "revenue debt payable copay copayment coinsurance reimbursement allowance rent tax toll fare worth", ("number", "amount")),
+    ("population percentage percent age height length distance weight capacity speed temperature "
+     "snowfall rainfall elevation altitude depth width attendance", ("number", "")),
+    ("city country county state town location region place continent province island village river district "
+     "nation territory capital birthplace headquarters neighborhood neighbourhood suburb municipality borough "
+     "street address lake mountain sea ocean", ("place", "")),
+    ("person man woman actor actress author writer player singer director president king queen politician "
+     "composer artist founder rapper senator governor mother father son daughter wife husband spouse brother "
+     "sister child leader coach musician painter poet novelist producer screenwriter footballer athlete "
+     "candidate chairman emperor prince princess pope bishop minister officer commander scientist "
+     "inventor architect engineer designer presenter journalist editor comedian dj drummer guitarist "
+     "vocalist philosopher economist mayor ceo signer signatory", ("person", "")),
+]:
+    for _w in _words.split():
+        _HEADS[_w] = _typed
+_VERBAL = re.compile(r"(ed|es|s|ing)$")  # "deductible applies", "plane dropped": a verb after the head
+_HOW = {"many": "count", "much": "amount", "long": "duration", "old": "", "far": "", "tall": "", "big": "",
+        "large": "", "high": "", "often": "count"}
 
 
 class QuestionAnalysis(BaseModel):
     """The answer type, the entities the question names, and for a comparison its two options."""
 
     answer_type: AnswerType
+    measure: Measure = Field("", description="number answers: duration, amount (of money), count, or '' for any")
     entities: list[str] = Field(default_factory=list, description="the things the question names")
     options: list[str] = Field(default_factory=list, description="comparison: the two things compared")
     asks_for: str = Field("", description="the asked-for attribute in the question's words, e.g. 'birth date'")
@@ -56,7 +96,7 @@ class AnalyzeInput(BaseModel):
 
 class AnalyzeQuestion(Step[AnalyzeInput, QuestionAnalysis]):
     name: ClassVar[str] = "answer.analyze"
-    stage: ClassVar[str] = "answer"
+    role: ClassVar[str] = "answer"
     Input = AnalyzeInput
     Output = QuestionAnalysis
     instructions: ClassVar[str] = (
@@ -81,24 +121,73 @@ def analyze(nlp: TextToolkit, question: str) -> QuestionAnalysis:
     q = " ".join(question.split())
     entities = question_entities(nlp, q)
     options = choice_options(nlp, q)
+    measure: Measure = ""
     if options and (_CHOICE.search(q) or _AUXILIARY.search(q)):
         kind: AnswerType = "comparison"
     elif _AUXILIARY.search(q):
         kind = "yes_no"
-    elif _DATE.search(q):
-        kind = "date"
-    elif _NUMBER.search(q):
-        kind = "number"
-    elif _PLACE.search(q):
-        kind = "place"
     elif _LIST.search(q):
         kind = "list"
-    elif _PERSON.search(q):
-        kind = "person"
     else:
-        kind = "free_text"
-    return QuestionAnalysis(answer_type=kind, entities=entities, options=options if kind == "comparison" else [],
+        kind, measure = asked_type(q)
+    return QuestionAnalysis(answer_type=kind, measure=measure, entities=entities,
+                            options=options if kind == "comparison" else [],
                             asks_for=asked_attribute(nlp, q, entities))
+
+
+def asked_type(question: str) -> tuple[AnswerType, Measure]:
+    """The answer type from the question word of the asking clause and the head noun of its phrase:
+    "who" a person, "where" a place, "when" a date, "how many/much/long" a number (count, amount,
+    duration), "what/which X" by X ("what year" a date, "what waiting period" a duration, "which city" a place)."""
+    clause = [c for c in _CLAUSES.split(question) if c.strip()]
+    asking = next((c for c in reversed(clause) if re.search(rf"\b({_WH})\b", c, re.I)), question)
+    m = _FRONTED.match(asking) or _WHAT.search(asking) or _IN_PLACE.search(asking) or _ANY_WH.search(asking)
+    if not m:
+        return "free_text", ""
+    word, rest = m.group(1).lower(), asking[m.end(1):]
+    if word in ("who", "whom", "whose"):
+        return "person", ""
+    if word == "where":
+        return "place", ""
+    if word == "when":
+        return ("number", "duration") if _RELATIVE_TIME.search(rest) else ("date", "")
+    if word == "how":
+        how = re.match(r"\s+(\w+)(?:\s+(\w+))?", rest)
+        if not how or how.group(1).lower() not in _HOW:
+            return "free_text", ""
+        if how.group(1).lower() == "long" and (how.group(2) or "").lower() == "ago":
+            return "date", ""
+        if how.group(1).lower() == "many" and (how.group(2) or "").lower() in _TIME_UNITS:
+            return "number", "duration"
+        return "number", _HOW[how.group(1).lower()]  # type: ignore[return-value]
+    return _typed_head(head_phrase(rest))
+
+
+def head_phrase(after_wh: str) -> list[str]:
+    """The noun phrase after "what"/"which", lower-case: "is the current waiting period for X" -> current
+    waiting period; "kind of plane dropped the bomb" -> plane dropped."""
+    text = _SKIP.sub("", after_wh.strip(" ,"), count=1)
+    words: list[str] = []
+    for w in re.findall(r"[\w'’$%-]+|,", text):
+        lw = w.lower()
+        if lw in _PHRASE_END or len(words) == 6:
+            break
+        if lw not in (",", "and"):
+            words.append(lw)
+    return words
+
+
+def _typed_head(words: list[str]) -> tuple[AnswerType, Measure]:
+    if words and words[0] == "number":  # "what number"; "which filing number" is a code
+        return "number", "count"
+    for at in range(len(words) - 1, -1, -1):
+        w = words[at]
+        for form in (w, w[:-1] if w.endswith("s") else w, w[:-2] if w.endswith("es") else w):
+            if form in _HEADS:
+                return _HEADS[form]
+        if not _VERBAL.search(w):  # a noun after it is the head ("low budget comedy franchise")
+            break
+    return "free_text", ""
 
 
 def question_entities(nlp: TextToolkit, question: str) -> list[str]:

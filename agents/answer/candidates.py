@@ -20,7 +20,8 @@ from agents.answer.analysis import TYPE_KINDS, QuestionAnalysis
 from agents.lm.nlp import TextToolkit
 from agents.multihop import evidence
 from agents.multihop.metrics import normalize_answer
-from agents.multihop.trace import PassageText, found_nothing
+from agents.multihop.trace import found_nothing
+from retrieval.documents import PassageText
 
 FEATURES = ("bias", "strategy_span", "hop_votes", "last_hop", "late", "passage_votes", "closeness", "fit",
             "title", "bridge", "chained", "slot", "words")

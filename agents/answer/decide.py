@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from agents.answer.analysis import QuestionAnalysis
 from agents.lm.nlp import TextToolkit
 from agents.multihop import evidence
-from agents.multihop.trace import PassageText
+from retrieval.documents import PassageText
 
 _EARLY = re.compile(r"\b(first|earlier|earliest|older|oldest|before|sooner|predates?)\b", re.I)
 _LATE = re.compile(r"\b(later|latest|younger|youngest|after|newer|more recent|most recent)\b", re.I)

@@ -68,7 +68,7 @@ class RewriteOutput(BaseModel):
 
 class RewriteFollowUp(Step[RewriteInput, RewriteOutput]):
     name: ClassVar[str] = "answer.rewrite"
-    stage: ClassVar[str] = "plan"
+    role: ClassVar[str] = "plan"
     Input = RewriteInput
     Output = RewriteOutput
     instructions: ClassVar[str] = (

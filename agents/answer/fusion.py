@@ -67,7 +67,7 @@ class FusedAnswer(BaseModel):
 
 class FuseAnswer(Step[FuseInput, FusedAnswer]):
     name: ClassVar[str] = "answer.fuse"
-    stage: ClassVar[str] = "answer"
+    role: ClassVar[str] = "answer"
     Input = FuseInput
     Output = FusedAnswer
     instructions: ClassVar[str] = (

@@ -16,7 +16,8 @@ from agents.answer.candidates import Evidence, HopEvidence
 from agents.answer.fusion import FuseAnswer, FuseInput
 from agents.answer.verify import VerifyAnswer, VerifyInput
 from agents.lm.steps import LanguageModel
-from agents.multihop.trace import AgentAnswer, Citation, PassageText, unique_passages
+from agents.multihop.trace import AgentAnswer, Citation, unique_passages
+from retrieval.documents import PassageText
 
 # Below this confidence raystorm abstains: the threshold that maximises answered questions' 2*F1 - 1 (answer
 # when more likely right than wrong), chosen by scripts/calibrate_answers.py (5-fold CV: 0.25-0.5 per fold, 0.35 on all).

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import Step
 from agents.multihop.metrics import normalize_answer
-from agents.multihop.trace import PassageText
+from retrieval.documents import PassageText
 
 
 class VerifyInput(BaseModel):
@@ -32,7 +32,7 @@ class VerifyOutput(BaseModel):
 
 class VerifyAnswer(Step[VerifyInput, VerifyOutput]):
     name: ClassVar[str] = "answer.verify"
-    stage: ClassVar[str] = "answer"
+    role: ClassVar[str] = "answer"
     Input = VerifyInput
     Output = VerifyOutput
     instructions: ClassVar[str] = (

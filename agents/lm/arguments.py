@@ -2,7 +2,7 @@
 
     add_llm_arguments(parser)
     settings = settings_from_args(args)                      # LLMSettings, no secrets
-    models = stage_models_from_args(args, cache_dir=..., ledger=...)
+    models = role_models_from_args(args, cache_dir=..., ledger=...)
     if models.notice: print(models.notice)
 """
 
@@ -13,10 +13,10 @@ import os
 
 from agents.lm.backoff import RetryPolicy
 from agents.lm.errors import LLMConfigError
-from agents.lm.models import StageModels
+from agents.lm.models import RoleModels
 from agents.lm.nlp import TextToolkit
 from agents.lm.output import ON_BAD_OUTPUT, OUTPUT_MODES
-from agents.lm.settings import STORM_STAGES, LLMSettings, parse_model_spec
+from agents.lm.settings import STORM_ROLES, LLMSettings, parse_model_spec
 from agents.lm.usage import ModelPrice, UsageLedger
 
 # Options that only tune a chat model; given without any LLM they are refused, not ignored.
@@ -45,9 +45,9 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--llm-base-url", metavar="URL",
                    help="an OpenAI-compatible server (vLLM, Ollama, llama.cpp, LM Studio), "
                         "e.g. http://localhost:8000/v1, for specs that are a bare model name")
-    g.add_argument("--stage-llm", metavar="STAGE=SPEC", action="append", default=[],
-                   help="the model of one stage, repeatable, e.g. outline=openai:gpt-4o or "
-                        f"article=extractive; STORM's stages: {', '.join(STORM_STAGES)}")
+    g.add_argument("--role-llm", metavar="ROLE=SPEC", action="append", default=[],
+                   help="the model of one role (a kind of model call), repeatable, e.g. outline=openai:gpt-4o or "
+                        f"article=extractive; STORM's roles: {', '.join(STORM_ROLES)}")
     g.add_argument("--llm-structured-output", choices=OUTPUT_MODES, default=None,
                    help="strongest output mode to ask for (default json_schema; a server that "
                         "refuses a mode is asked in the next: json_object, then text)")
@@ -69,23 +69,27 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
                         "llm_call_history.jsonl), or 'fail' to stop the stage")
     g.add_argument("--no-llm-cache", action="store_true",
                    help="send every request even if the same one was answered before")
+    g.add_argument("--no-llm-function-calling", action="store_true",
+                   help="the report agent asks for its tool calls as JSON instead of the API's native "
+                        "function calling (for servers that ignore `tools`; one that refuses them is "
+                        "detected and asked for JSON anyway)")
 
 
 def settings_from_args(args: argparse.Namespace) -> LLMSettings:
     base_url = args.llm_base_url
     default = parse_model_spec(args.llm, base_url) if args.llm else None
-    stages = {}
-    for item in args.stage_llm:
-        stage, eq, spec = item.partition("=")
-        if not eq or not stage.strip() or not spec.strip():
-            raise LLMConfigError(f"--stage-llm {item!r}: expected STAGE=SPEC, e.g. outline=openai:gpt-4o")
-        stages[stage.strip()] = parse_model_spec(spec, base_url)
-    fields: dict = {"stages": stages}
+    roles = {}
+    for item in args.role_llm:
+        role, eq, spec = item.partition("=")
+        if not eq or not role.strip() or not spec.strip():
+            raise LLMConfigError(f"--role-llm {item!r}: expected ROLE=SPEC, e.g. outline=openai:gpt-4o")
+        roles[role.strip()] = parse_model_spec(spec, base_url)
+    fields: dict = {"roles": roles}
     if default is not None:
         fields["default"] = default
-    if base_url and not any(s.base_url == base_url.rstrip("/") for s in [*stages.values()] + [default] if s):
+    if base_url and not any(s.base_url == base_url.rstrip("/") for s in [*roles.values()] + [default] if s):
         raise LLMConfigError(
-            f"--llm-base-url {base_url} is set but no --llm or --stage-llm names a model on it: "
+            f"--llm-base-url {base_url} is set but no --llm or --role-llm names a model on it: "
             "add --llm MODEL (the name the server serves)"
         )
     try:
@@ -95,18 +99,20 @@ def settings_from_args(args: argparse.Namespace) -> LLMSettings:
         raise LLMConfigError(f"language-model options: {exc}") from None
     if not settings.uses_llm:
         given = [flag for attr, flag in _TUNING.items() if getattr(args, attr) is not None]
-        if given or args.no_llm_cache:
-            flags = ", ".join(given + (["--no-llm-cache"] if args.no_llm_cache else []))
+        switches = [f for attr, f in (("no_llm_cache", "--no-llm-cache"),
+                                       ("no_llm_function_calling", "--no-llm-function-calling")) if getattr(args, attr)]
+        if given or switches:
+            flags = ", ".join(given + switches)
             raise LLMConfigError(f"{flags} only apply to a language model: add --llm SPEC, or drop them")
     return settings
 
 
-def stage_models_from_args(args: argparse.Namespace, cache_dir: str | os.PathLike | None = None,
-                           ledger: UsageLedger | None = None, *, nlp: TextToolkit | None = None) -> StageModels:
+def role_models_from_args(args: argparse.Namespace, cache_dir: str | os.PathLike | None = None,
+                           ledger: UsageLedger | None = None, *, nlp: TextToolkit | None = None) -> RoleModels:
     """The run's models. `cache_dir`: the completion cache (None: none); `ledger`: where
-    every call is recorded (a new one if None; `StageModels.ledger` either way);
+    every call is recorded (a new one if None; `RoleModels.ledger` either way);
     `nlp`: the extractive model's toolkit (e.g. one with the run's embedder)."""
-    return StageModels.from_settings(settings_from_args(args), cache_dir=cache_dir, ledger=ledger, nlp=nlp)
+    return RoleModels.from_settings(settings_from_args(args), cache_dir=cache_dir, ledger=ledger, nlp=nlp)
 
 
 def _set_tuning(fields: dict, args: argparse.Namespace) -> None:
@@ -130,6 +136,7 @@ def _set_tuning(fields: dict, args: argparse.Namespace) -> None:
     if args.llm_price:
         fields["prices"] = dict(_price(p) for p in args.llm_price)
     fields["cache"] = not args.no_llm_cache
+    fields["function_calling"] = not args.no_llm_function_calling
 
 
 def _price(item: str) -> tuple[str, ModelPrice]:

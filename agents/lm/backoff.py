@@ -21,7 +21,8 @@ FailureKind = Literal["rate_limited", "server_error", "timeout", "connection", "
 
 # Words a server's error uses when it is the response_format it cannot handle
 # (llama.cpp: 500 "response_format type must be one of "text" or "json_object"").
-_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "grammar", "guided", "structured")
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "grammar", "guided", "structured",
+                 "tool", "function")  # the last two: a server refusing native function calling
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from agents.lm.output import (
     weaker_mode,
 )
 from agents.lm.nlp import TextToolkit
-from agents.lm.steps import I, NoOfflineImplementation, O, Step
+from agents.lm.steps import I, NoOfflineImplementation, O, Step, ToolStep
 from agents.lm.usage import KNOWN_PRICES, ModelPrice, UsageLedger, UsageRecord, cost_usd
 
 _log = logging.getLogger(__name__)
@@ -126,6 +126,9 @@ class ChatModel:
         self._sleep = sleep
         self.on_bad_output = on_bad_output
         self._nlp = nlp
+        # native function calling for `ToolStep`s; off once the server refuses it, or when the
+        # client says the model cannot (then those steps ask for JSON like any other)
+        self.tool_calls = bool(client.model_info.get("function_calling", True))
 
     @property
     def output_mode(self) -> OutputMode:
@@ -135,6 +138,11 @@ class ChatModel:
     async def run(self, step: type[Step[I, O]], inp: I) -> O:
         if not isinstance(inp, step.Input):
             raise TypeError(f"step {step.name} takes {step.Input.__name__}, got {type(inp).__name__}")
+        if issubclass(step, ToolStep) and self.tool_calls:
+            from agents.lm.tool_calls import run_tool_step  # the native function-calling path
+            output = await run_tool_step(self, step, inp)
+            if output is not None:
+                return output  # None: the server refused tools; the step runs as any other below
         started_at, started = datetime.now(timezone.utc), time.monotonic()
         stats = _CallStats()
         messages: list[LLMMessage] = [
@@ -157,7 +165,7 @@ class ChatModel:
                     output = parse_output(step, replies[1].text, replies[1].finish_reason, inp)
                     _refuse_echo(output, first.problem)
                 except OutputInvalid as second:
-                    error = ModelOutputError(step.name, step.stage, self.name, second.problem, replies[1].text)
+                    error = ModelOutputError(step.name, step.role, self.name, second.problem, replies[1].text)
                     output = await self._fall_back(step, inp, error)
                     stats.fallback_reason = second.problem
         except Exception as exc:
@@ -225,7 +233,9 @@ class ChatModel:
             return _Reply(text, result.finish_reason, usage.prompt_tokens, usage.completion_tokens,
                           key, request, cached=False)
 
-    async def _send(self, messages: list[LLMMessage], fmt: dict | None, stats: _CallStats):
+    async def _send(self, messages: list[LLMMessage], fmt: dict | None, stats: _CallStats,
+                    tools: list | None = None):
+        """One completion, retried through transient failures; `tools`: native function calling."""
         args = dict(self.create_args)
         if fmt is not None:
             args["response_format"] = fmt
@@ -235,10 +245,10 @@ class ChatModel:
             try:
                 async with self._semaphore:
                     return await asyncio.wait_for(
-                        self.client.create(messages, extra_create_args=args), self.retry.timeout_s
+                        self.client.create(messages, tools=tools or [], extra_create_args=args), self.retry.timeout_s
                     )
             except Exception as exc:  # classified below; anything unknown is a bug and propagates
-                failure = classify(exc, structured=fmt is not None)
+                failure = classify(exc, structured=fmt is not None or bool(tools))
                 if failure is None:
                     raise
                 if failure.kind == "format_refused":
@@ -266,7 +276,7 @@ class ChatModel:
         self.ledger.record(UsageRecord(
             started_at=started_at,
             step=step.name,
-            stage=step.stage,
+            role=step.role,
             model=self.name,
             prompt_tokens=stats.prompt_tokens,
             completion_tokens=stats.completion_tokens,

@@ -6,23 +6,23 @@ from retrieval.errors import RaystormError, UsageError
 
 
 class LLMConfigError(UsageError):
-    """A `--llm` / `--stage-llm` setting that cannot be used as given."""
+    """A `--llm` / `--role-llm` setting that cannot be used as given."""
 
 
 class ModelOutputError(RaystormError):
     """The model's reply was not valid output for the step, even after one repair retry."""
 
-    def __init__(self, step: str, stage: str, model: str, problem: str, reply: str):
+    def __init__(self, step: str, role: str, model: str, problem: str, reply: str):
         excerpt = reply.strip().replace("\n", " ")
         excerpt = (excerpt[:160] + "...") if len(excerpt) > 160 else excerpt
         super().__init__(
-            f"step '{step}' (stage '{stage}'): model '{model}' gave invalid output twice "
+            f"step '{step}' (role '{role}'): model '{model}' gave invalid output twice "
             f"(first reply, then one repair retry): {problem}. The reply began: {excerpt!r}. "
-            f"Use a stronger model for this stage (--stage-llm {stage}=MODEL), or raise "
+            f"Use a stronger model for this role (--role-llm {role}=MODEL), or raise "
             "--llm-max-tokens if the reply was cut off"
         )
         self.step = step
-        self.stage = stage
+        self.role = role
         self.model = model
         self.problem = problem
         self.reply = reply

@@ -1,7 +1,7 @@
 """`ExtractiveModel`: runs each step's own deterministic `extract` with a `TextToolkit`.
 
 No network and no tokens: every run is still recorded in the `UsageLedger` (model
-"extractive", 0 tokens), so reports account for extractive and LLM stages alike.
+"extractive", 0 tokens), so reports account for extractive and LLM calls alike.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class ExtractiveModel:
             raise
         finally:
             self.ledger.record(UsageRecord(
-                started_at=started_at, step=step.name, stage=step.stage, model=self.name,
+                started_at=started_at, step=step.name, role=step.role, model=self.name,
                 latency_s=time.monotonic() - started, attempts=1, ok=error is None, error=error,
             ))
         return cast(O, output)

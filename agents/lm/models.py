@@ -1,7 +1,7 @@
-"""Building the run's language models from `LLMSettings`: `StageModels`.
+"""Building the run's language models from `LLMSettings`: `RoleModels`.
 
-`StageModels` is itself a `LanguageModel`: `run(step, inp)` goes to the model of
-`step.stage`. Stages naming the same model share one `ChatModel`, so they share
+`RoleModels` is itself a `LanguageModel`: `run(step, inp)` goes to the model of
+`step.role`. Roles naming the same model share one `ChatModel`, so they share
 its concurrency limit and what it learned about the server's output modes.
 """
 
@@ -34,16 +34,16 @@ LOCAL_PLACEHOLDER_KEY = "not-needed"  # local servers want some bearer token, an
 _REASONING = re.compile(r"^(o\d|gpt-5)")
 
 
-class StageModels:
-    """Stage name → `LanguageModel`, with a default for every other stage.
+class RoleModels:
+    """Role name → `LanguageModel`, with a default for every other role.
 
     `notice`: a line for the CLI to print (set when no LLM is configured at all).
     """
 
-    def __init__(self, default: LanguageModel, stages: Mapping[str, LanguageModel] | None = None, *,
+    def __init__(self, default: LanguageModel, roles: Mapping[str, LanguageModel] | None = None, *,
                  notice: str | None = None):
         self.default = default
-        self.stages = dict(stages or {})
+        self.roles = dict(roles or {})
         self.notice = notice
 
     @property
@@ -55,33 +55,33 @@ class StageModels:
         return UsageLedger.merged(ledgers.values())
 
     def _models(self) -> list[LanguageModel]:
-        return list({id(m): m for m in [self.default, *self.stages.values()]}.values())
+        return list({id(m): m for m in [self.default, *self.roles.values()]}.values())
 
     @property
     def name(self) -> str:
         return "; ".join(self.describe())
 
-    def for_stage(self, stage: str) -> LanguageModel:
-        return self.stages.get(stage, self.default)
+    def for_role(self, role: str) -> LanguageModel:
+        return self.roles.get(role, self.default)
 
     async def run(self, step: type[Step[I, O]], inp: I) -> O:
-        return await self.for_stage(step.stage).run(step, inp)
+        return await self.for_role(step.role).run(step, inp)
 
     def describe(self) -> list[str]:
         """One line per override, then the default: "outline: gpt-4o at https://api.openai.com/v1"."""
         def text(model: LanguageModel) -> str:
             endpoint = getattr(model, "endpoint", None)
             return f"{model.name} at {endpoint}" if endpoint else model.name
-        return [f"{s}: {text(m)}" for s, m in sorted(self.stages.items())] + [f"default: {text(self.default)}"]
+        return [f"{s}: {text(m)}" for s, m in sorted(self.roles.items())] + [f"default: {text(self.default)}"]
 
-    def validate_stages(self, known: Iterable[str]) -> None:
-        """Refuse overrides for stages the pipeline about to run does not have."""
+    def validate_roles(self, known: Iterable[str]) -> None:
+        """Refuse overrides for roles the command about to run does not have."""
         known = set(known)
-        unknown = sorted(set(self.stages) - known)
+        unknown = sorted(set(self.roles) - known)
         if unknown:
             raise LLMConfigError(
-                f"--stage-llm names stage(s) {', '.join(unknown)} that this command does not run; "
-                f"its stages are: {', '.join(sorted(known))}"
+                f"--role-llm names role(s) {', '.join(unknown)} that this command does not run; "
+                f"its roles are: {', '.join(sorted(known))}"
             )
 
     async def close(self) -> None:
@@ -92,7 +92,7 @@ class StageModels:
     @classmethod
     def from_settings(cls, settings: LLMSettings, *, cache_dir: str | os.PathLike | None = None,
                       ledger: UsageLedger | None = None, nlp: TextToolkit | None = None,
-                      http_client: httpx.AsyncClient | None = None) -> StageModels:
+                      http_client: httpx.AsyncClient | None = None) -> RoleModels:
         """Build every configured model. `cache_dir`: where completions are cached
         (used when `settings.cache`); `nlp`: the toolkit of the extractive model;
         `http_client`: the HTTP client for OpenAI-compatible requests (proxies, tests)."""
@@ -108,9 +108,9 @@ class StageModels:
             return built[spec]
 
         default = model_for(settings.default)
-        stages = {stage: model_for(spec) for stage, spec in settings.stages.items()}
+        roles = {role: model_for(spec) for role, spec in settings.roles.items()}
         notice = None if settings.uses_llm else NO_LLM_NOTICE
-        return cls(default, stages, notice=notice)
+        return cls(default, roles, notice=notice)
 
 
 def chat_model(spec: ModelSpec, settings: LLMSettings, *, cache: CompletionCache | None,
@@ -124,7 +124,7 @@ def chat_model(spec: ModelSpec, settings: LLMSettings, *, cache: CompletionCache
         create_args["temperature"] = settings.temperature
     if settings.max_tokens is not None:
         create_args["max_completion_tokens" if reasoning else "max_tokens"] = settings.max_tokens
-    return ChatModel(
+    model = ChatModel(
         openai_client(spec, settings, http_client=http_client),
         model=spec.model,
         endpoint=endpoint_of(spec),
@@ -138,6 +138,8 @@ def chat_model(spec: ModelSpec, settings: LLMSettings, *, cache: CompletionCache
         on_bad_output=settings.on_bad_output,
         nlp=nlp,
     )
+    model.tool_calls = model.tool_calls and settings.function_calling
+    return model
 
 
 def openai_client(spec: ModelSpec, settings: LLMSettings, *,
@@ -168,7 +170,7 @@ def generic_model_info(settings: LLMSettings) -> ModelInfo:
     """What autogen must be told about a model it does not know."""
     return ModelInfo(
         vision=False,
-        function_calling=False,
+        function_calling=settings.function_calling,
         json_output=settings.output_mode != "text",
         family=ModelFamily.UNKNOWN,
         structured_output=settings.output_mode == "json_schema",

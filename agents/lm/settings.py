@@ -1,11 +1,11 @@
-"""`LLMSettings`: which model runs each stage, and how it is called — never a secret.
+"""`LLMSettings`: which model runs each role, and how it is called — never a secret.
 
 Settings are plain values: written into run_config.json as they are, shipped to
-Ray actors, which rebuild the same models with `StageModels.from_settings`. API
+Ray actors, which rebuild the same models with `RoleModels.from_settings`. API
 keys are read from the environment where the models are built
 (`LLMSettings.api_key_env` lists what a remote process needs).
 
-Model specs, as given to `--llm` and `--stage-llm STAGE=SPEC`:
+Model specs, as given to `--llm` and `--role-llm ROLE=SPEC`:
 
 - `extractive` — the offline extractive model;
 - `openai:MODEL` — OpenAI's API (key from OPENAI_API_KEY);
@@ -14,8 +14,9 @@ Model specs, as given to `--llm` and `--stage-llm STAGE=SPEC`:
   llama.cpp's server, LM Studio; key from RAYSTORM_LLM_API_KEY, else
   OPENAI_API_KEY, else a placeholder that local servers accept).
 
-Stages are free strings. STORM's are `STORM_STAGES`; other pipelines add their own
-(each `Step` names its `stage`).
+A role is the routing key of a model call: the kind of work a `Step` does
+(`Step.role`), e.g. STORM's `STORM_ROLES`; other pipelines add their own. (A
+*stage* is something else: a checkpointed step of a report, `agents/storm/flow.py`.)
 """
 
 from __future__ import annotations
@@ -33,12 +34,12 @@ from agents.lm.errors import LLMConfigError
 from agents.lm.output import OnBadOutput, OutputMode
 from agents.lm.usage import ModelPrice
 
-STORM_STAGES = ("conv_simulator", "question_asker", "outline", "article", "polish", "react")  # react: --writer react
+STORM_ROLES = ("conv_simulator", "question_asker", "outline", "article", "polish", "react")  # react: --writer react
 
 Provider = Literal["extractive", "openai", "openai_compatible"]
 OPENAI_KEY_ENV = "OPENAI_API_KEY"
 COMPATIBLE_KEY_ENV = "RAYSTORM_LLM_API_KEY"
-_STAGE = re.compile(r"^[a-z][a-z0-9_]*$")
+_ROLE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 class ModelSpec(BaseModel):
@@ -100,7 +101,7 @@ class LLMSettings(BaseModel):
     """Everything needed to rebuild a run's models, without secrets."""
 
     default: ModelSpec = EXTRACTIVE_SPEC
-    stages: dict[str, ModelSpec] = Field(default_factory=dict, description="per-stage overrides")
+    roles: dict[str, ModelSpec] = Field(default_factory=dict, description="per-role overrides")
     output_mode: OutputMode = Field("json_schema", description="strongest structured-output mode to try")
     temperature: float | None = Field(0.0, ge=0, le=2)
     max_tokens: int | None = Field(2048, gt=0)
@@ -108,24 +109,26 @@ class LLMSettings(BaseModel):
     concurrency: int = Field(8, ge=1, description="requests in flight per model")
     prices: dict[str, ModelPrice] = Field(default_factory=dict, description="added to KNOWN_PRICES")
     cache: bool = Field(True, description="replay identical requests from the run's cache directory")
+    function_calling: bool = Field(True, description="offer tool steps (the report agent's choice of tool) the "
+                                                     "API's native function calling; off: they ask for JSON")
     on_bad_output: OnBadOutput = Field(
         "extractive", description="a reply still unusable after the repair turn: run the step's extractive "
                                   "implementation instead ('extractive') or stop the stage ('fail')")
 
-    @field_validator("stages")
+    @field_validator("roles")
     @classmethod
-    def _stage_names(cls, stages: dict[str, ModelSpec]) -> dict[str, ModelSpec]:
-        for name in stages:
-            if not _STAGE.match(name):
-                raise ValueError(f"stage name {name!r} must be lowercase letters, digits and _")
-        return stages
+    def _role_names(cls, roles: dict[str, ModelSpec]) -> dict[str, ModelSpec]:
+        for name in roles:
+            if not _ROLE.match(name):
+                raise ValueError(f"role name {name!r} must be lowercase letters, digits and _")
+        return roles
 
-    def spec_for(self, stage: str) -> ModelSpec:
-        return self.stages.get(stage, self.default)
+    def spec_for(self, role: str) -> ModelSpec:
+        return self.roles.get(role, self.default)
 
     @property
     def specs(self) -> list[ModelSpec]:
-        return [self.default, *self.stages.values()]
+        return [self.default, *self.roles.values()]
 
     @property
     def uses_llm(self) -> bool:

@@ -1,6 +1,6 @@
 """Typed steps: every model interaction is one `Step` subclass.
 
-A step names its stage (the STORM/Chain-of-RAG stage whose model runs it), its
+A step names its role (the routing key that picks the model which runs it), its
 input and output pydantic models, and its instructions. It also carries its own
 deterministic offline implementation, `extract`, which the extractive model
 runs; a chat model renders `instructions` + the input and parses the output.
@@ -21,9 +21,9 @@ if TYPE_CHECKING:  # pragma: no cover
 class NoOfflineImplementation(RaystormError, NotImplementedError):
     """The extractive model was asked to run a step that only a chat model can run."""
 
-    def __init__(self, step: str, stage: str):
-        super().__init__(f"step '{step}' has no offline implementation: give its stage a language model, "
-                         f"e.g. --stage-llm {stage}=openai:gpt-4o-mini")
+    def __init__(self, step: str, role: str):
+        super().__init__(f"step '{step}' has no offline implementation: give its role a language model, "
+                         f"e.g. --role-llm {role}=openai:gpt-4o-mini")
 
 
 I = TypeVar("I", bound=BaseModel)
@@ -37,7 +37,7 @@ class Step(Generic[I, O]):
     """
 
     name: ClassVar[str]  # unique, e.g. "storm.expert.answer"
-    stage: ClassVar[str]  # which stage's model runs it, e.g. "conv_simulator"
+    role: ClassVar[str]  # which role's model runs it, e.g. "conv_simulator"
     Input: ClassVar[type[BaseModel]]
     Output: ClassVar[type[BaseModel]]
     instructions: ClassVar[str]
@@ -64,7 +64,7 @@ class Step(Generic[I, O]):
 
         A step without one can only run on a chat model, so the offline default refuses it.
         """
-        raise NoOfflineImplementation(cls.name, cls.stage)
+        raise NoOfflineImplementation(cls.name, cls.role)
 
 
 class LanguageModel(Protocol):
@@ -73,3 +73,29 @@ class LanguageModel(Protocol):
     name: str
 
     async def run(self, step: type[Step[I, O]], inp: I) -> O: ...
+
+
+class ToolStep(Step[I, O]):
+    """A step a chat model answers with a native function call (the API's `tools`).
+
+    The model is offered `tools(inp)` — name → (description, arguments model) — and the
+    conversation so far as real messages (`render_messages`: its earlier calls, each
+    followed by the result a tool execution returned under the same call id). Its reply
+    counts only as a call of one of those tools with valid arguments (`from_call` turns
+    it into `Output`); text it writes is a thought at most, never an observation. A
+    server that refuses tools, and the extractive model, run the step like any other
+    (`render_input` + schema, or `extract`).
+    """
+
+    @classmethod
+    def tools(cls, inp: BaseModel) -> dict[str, tuple[str, type[BaseModel]]]:
+        raise TypeError(f"{cls.__name__} must define tools()")
+
+    @classmethod
+    def render_messages(cls, inp: BaseModel) -> list:
+        """autogen `LLMMessage`s: system, the task, then each earlier call and its result."""
+        raise TypeError(f"{cls.__name__} must define render_messages()")
+
+    @classmethod
+    def from_call(cls, inp: BaseModel, tool: str, arguments: dict, call_id: str, thought: str) -> BaseModel:
+        raise TypeError(f"{cls.__name__} must define from_call()")

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from contextvars import ContextVar
-from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import AliasChoices, BaseModel, Field
 
 
 EXTRACTIVE_MODEL = "extractive"  # the model name the extractive model records under
@@ -68,13 +69,29 @@ CURRENT_SECTION: ContextVar[int | None] = ContextVar("raystorm_section", default
 CURRENT_TOOL: ContextVar[str | None] = ContextVar("raystorm_tool", default=None)
 
 
+def report_place() -> tuple[int | None, str | None]:
+    """(section, tool) the current task works for, to carry into another actor's calls."""
+    return CURRENT_SECTION.get(), CURRENT_TOOL.get()
+
+
+@contextmanager
+def in_report_place(section: int | None, tool: str | None) -> Iterator[None]:
+    """Model calls made inside are filed under `section` and `tool`."""
+    scopes = CURRENT_SECTION.set(section), CURRENT_TOOL.set(tool)
+    try:
+        yield
+    finally:
+        CURRENT_TOOL.reset(scopes[1])
+        CURRENT_SECTION.reset(scopes[0])
+
+
 class UsageRecord(BaseModel):
     """One `LanguageModel.run`: a line of llm_call_history.jsonl."""
 
     call_id: str = Field(default_factory=lambda: uuid.uuid4().hex)
     started_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
     step: str
-    stage: str
+    role: str = Field(validation_alias=AliasChoices("role", "stage"))  # "stage": histories before the rename
     model: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -94,6 +111,7 @@ class UsageRecord(BaseModel):
                               description="whose call it was; kept out of the history file")
     section: int | None = Field(default_factory=CURRENT_SECTION.get, description="report section (react writer)")
     tool: str | None = Field(default_factory=CURRENT_TOOL.get, description="report agent tool the call served")
+    actor: str | None = Field(None, description="the Ray actor that made the call (set by the run's gateway)")
 
 
 class UsageTotals(BaseModel):
@@ -119,16 +137,16 @@ class UsageTotals(BaseModel):
 
 class UsageSummary(BaseModel):
     total: UsageTotals
-    by_stage: dict[str, UsageTotals]
+    by_role: dict[str, UsageTotals]
     by_model: dict[str, UsageTotals]
 
     def lines(self) -> list[str]:
-        """A short human-readable account, one line per stage then the total."""
+        """A short human-readable account, one line per role then the total."""
         def line(name: str, t: UsageTotals) -> str:
             fell_back = f", {t.fallback_calls} fell back" if t.fallback_calls else ""
             return (f"{name}: {t.calls} calls ({t.cached_calls} cached, {t.failed_calls} failed{fell_back}), "
                     f"{t.prompt_tokens}+{t.completion_tokens} tokens, ${t.cost_usd:.4f}")
-        return [line(s, t) for s, t in sorted(self.by_stage.items())] + [line("total", self.total)]
+        return [line(s, t) for s, t in sorted(self.by_role.items())] + [line("total", self.total)]
 
 
 class UsageLedger(BaseModel):
@@ -161,12 +179,12 @@ class UsageLedger(BaseModel):
         return sorted(self.records, key=lambda r: r.started_at)
 
     def summary(self) -> UsageSummary:
-        total, by_stage, by_model = UsageTotals(), {}, {}
+        total, by_role, by_model = UsageTotals(), {}, {}
         for r in self.records:
             total.add(r)
-            by_stage.setdefault(r.stage, UsageTotals()).add(r)
+            by_role.setdefault(r.role, UsageTotals()).add(r)
             by_model.setdefault(r.model, UsageTotals()).add(r)
-        return UsageSummary(total=total, by_stage=by_stage, by_model=by_model)
+        return UsageSummary(total=total, by_role=by_role, by_model=by_model)
 
     def fallback_summary(self) -> str | None:
         """"37 of 312 calls fell back to the extractive model; by step: storm.expert.answer 30, ...",

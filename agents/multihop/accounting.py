@@ -1,6 +1,6 @@
 """Per-question usage when many questions share one set of models.
 
-A `Hopper` runs several questions at once on the same `StageModels` (one ledger,
+A `Hopper` runs several questions at once on the same `RoleModels` (one ledger,
 one concurrency limit per endpoint). `QuestionLedger` is that ledger; inside
 `with ledger.question() as records:` every call the current asyncio task (and
 the tasks it spawns) makes is also appended to `records`, through a context

@@ -30,13 +30,13 @@ from agents.multihop.short_answer import short_answer
 from agents.multihop.trace import (
     AgentAnswer,
     Hop,
-    PassageText,
     all_of,
     cite,
     found_nothing,
     merge_hops,
     unique_passages,
 )
+from retrieval.documents import PassageText
 from retrieval.query import Retriever
 
 
@@ -77,7 +77,7 @@ class ChainOfRAG:
             if not found_nothing(answer) and passages:
                 chosen = await self.lm.run(SupportedPassages, SupportInput(query=query, answer=answer,
                                                                            passages=texts))
-                supporting = guard_indices(chosen.indices, len(passages))
+                supporting = guard_indices([n - 1 for n in chosen.indices], len(passages))
             hops.append(Hop(query=query, answer=answer, passages=passages, supporting=supporting))
             if s.early_stop and (await self.lm.run(Sufficiency, SufficiencyInput(
                     question=question, hops=[brief(h) for h in hops]))).sufficient:

@@ -19,7 +19,8 @@ from agents.lm.steps import Step
 from agents.lm.text.instructions import numbered_source
 from agents.multihop import evidence
 from agents.multihop.short_answer import answer_span
-from agents.multihop.trace import NO_INFORMATION, PassageText, found_nothing
+from agents.multihop.trace import NO_INFORMATION, found_nothing
+from retrieval.documents import PassageText
 
 # The least query coverage (0..1, rank prior excluded) a sentence needs to count as an answer.
 MIN_SUPPORT = 0.15
@@ -34,7 +35,7 @@ class HopBrief(BaseModel):
 
 
 def _numbered(passages: list[PassageText]) -> str:
-    return "\n\n".join(numbered_source(i, p.title, p.text) for i, p in enumerate(passages))
+    return "\n\n".join(numbered_source(i, p.title, p.text) for i, p in enumerate(passages, start=1))
 
 
 def _chain(hops: list[HopBrief]) -> str:
@@ -57,7 +58,7 @@ class FollowUpOutput(BaseModel):
 
 class FollowUpQuery(Step[FollowUpInput, FollowUpOutput]):
     name: ClassVar[str] = "multihop.chain.follow_up"
-    stage: ClassVar[str] = "plan"
+    role: ClassVar[str] = "plan"
     Input = FollowUpInput
     Output = FollowUpOutput
     instructions: ClassVar[str] = (
@@ -108,7 +109,7 @@ class IntermediateOutput(BaseModel):
 
 class IntermediateAnswer(Step[IntermediateInput, IntermediateOutput]):
     name: ClassVar[str] = "multihop.chain.intermediate_answer"
-    stage: ClassVar[str] = "read"
+    role: ClassVar[str] = "read"
     Input = IntermediateInput
     Output = IntermediateOutput
     instructions: ClassVar[str] = (
@@ -147,17 +148,17 @@ class SupportInput(BaseModel):
 
 
 class SupportOutput(BaseModel):
-    indices: list[int] = Field(description="indices of the passages that support the answer")
+    indices: list[int] = Field(description="the numbers of the passages that support the answer")
 
 
 class SupportedPassages(Step[SupportInput, SupportOutput]):
     name: ClassVar[str] = "multihop.chain.supported_passages"
-    stage: ClassVar[str] = "filter"
+    role: ClassVar[str] = "filter"
     Input = SupportInput
     Output = SupportOutput
     instructions: ClassVar[str] = (
         "Given the numbered passages and a query with its answer, select the passages that support the "
-        "answer. Reply with the list of their indices (may be empty)."
+        "answer. Reply with the list of their numbers (may be empty)."
     )
 
     @classmethod
@@ -167,7 +168,7 @@ class SupportedPassages(Step[SupportInput, SupportOutput]):
     @classmethod
     def extract(cls, inp: SupportInput, nlp: TextToolkit) -> SupportOutput:
         said = evidence.terms(nlp, f"{inp.query} {inp.answer}")
-        keep = [i for i, p in enumerate(inp.passages)
+        keep = [i for i, p in enumerate(inp.passages, start=1)
                 if inp.answer in p.text or evidence.mentions(nlp, said, p.title)]
         return SupportOutput(indices=keep)
 
@@ -200,7 +201,7 @@ class SufficiencyOutput(BaseModel):
 
 class Sufficiency(Step[SufficiencyInput, SufficiencyOutput]):
     name: ClassVar[str] = "multihop.chain.sufficiency"
-    stage: ClassVar[str] = "reflect"
+    role: ClassVar[str] = "reflect"
     Input = SufficiencyInput
     Output = SufficiencyOutput
     instructions: ClassVar[str] = (
@@ -252,7 +253,7 @@ def uncited(out: CitedAnswer, passages: int) -> str | None:
 
 class ChainAnswer(Step[ChainAnswerInput, CitedAnswer]):
     name: ClassVar[str] = "multihop.chain.answer"
-    stage: ClassVar[str] = "answer"
+    role: ClassVar[str] = "answer"
     Input = ChainAnswerInput
     Output = CitedAnswer
     instructions: ClassVar[str] = (

@@ -26,8 +26,8 @@ from agents.multihop.deep_steps import (
     SubQueriesInput,
 )
 from agents.multihop.short_answer import short_answer
-from agents.multihop.trace import AgentAnswer, Hop, PassageText, all_of, cite, unique_passages
-from retrieval.documents import Passage
+from agents.multihop.trace import AgentAnswer, Hop, all_of, cite, unique_passages
+from retrieval.documents import Passage, PassageText
 from retrieval.query import Retriever
 
 

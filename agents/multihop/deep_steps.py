@@ -17,7 +17,8 @@ from agents.lm.text.instructions import numbered_source
 from agents.multihop import evidence
 from agents.multihop.chain_steps import MIN_SUPPORT, CitedAnswer, uncited
 from agents.multihop.short_answer import answer_span
-from agents.multihop.trace import NO_INFORMATION, PassageText
+from agents.multihop.trace import NO_INFORMATION
+from retrieval.documents import PassageText
 
 MAX_SUB_QUERIES = 4
 MAX_GAP_QUERIES = 3
@@ -40,7 +41,7 @@ class SubQueriesOutput(BaseModel):
 
 class SubQueries(Step[SubQueriesInput, SubQueriesOutput]):
     name: ClassVar[str] = "multihop.deep.sub_queries"
-    stage: ClassVar[str] = "plan"
+    role: ClassVar[str] = "plan"
     Input = SubQueriesInput
     Output = SubQueriesOutput
     instructions: ClassVar[str] = (
@@ -79,7 +80,7 @@ class RelevanceOutput(BaseModel):
 
 class PassageRelevance(Step[RelevanceInput, RelevanceOutput]):
     name: ClassVar[str] = "multihop.deep.relevance"
-    stage: ClassVar[str] = "filter"
+    role: ClassVar[str] = "filter"
     Input = RelevanceInput
     Output = RelevanceOutput
     instructions: ClassVar[str] = (
@@ -118,7 +119,7 @@ class ReflectionOutput(BaseModel):
 
 class Reflection(Step[ReflectionInput, ReflectionOutput]):
     name: ClassVar[str] = "multihop.deep.reflection"
-    stage: ClassVar[str] = "reflect"
+    role: ClassVar[str] = "reflect"
     Input = ReflectionInput
     Output = ReflectionOutput
     instructions: ClassVar[str] = (
@@ -129,7 +130,7 @@ class Reflection(Step[ReflectionInput, ReflectionOutput]):
 
     @classmethod
     def render_input(cls, inp: ReflectionInput) -> str:
-        passages = "\n\n".join(numbered_source(i, p.title, p.text) for i, p in enumerate(inp.passages))
+        passages = "\n\n".join(numbered_source(i, p.title, p.text) for i, p in enumerate(inp.passages, start=1))
         return (f"## Question\n{inp.question}\n\n## Queries so far\n{_queries(inp.queries)}\n\n"
                 f"## Passages\n{passages or '(none)'}")
 
@@ -167,7 +168,7 @@ class ReportInput(BaseModel):
 
 class Report(Step[ReportInput, CitedAnswer]):
     name: ClassVar[str] = "multihop.deep.report"
-    stage: ClassVar[str] = "answer"
+    role: ClassVar[str] = "answer"
     Input = ReportInput
     Output = CitedAnswer
     instructions: ClassVar[str] = (

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from agents.lm.nlp import TextToolkit
 from agents.lm.text.instructions import is_instruction
-from agents.multihop.trace import PassageText
+from retrieval.documents import PassageText
 
 # Entities worth a search of their own; numbers, dates and quantities are answers, rarely bridges.
 BRIDGE_KINDS = ("name", "reference", "code")

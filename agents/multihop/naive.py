@@ -12,7 +12,8 @@ from agents.lm.text.instructions import numbered_source
 from agents.multihop.chain_steps import CitedAnswer, guard_indices, uncited
 from agents.multihop.deep_steps import extractive_report
 from agents.multihop.short_answer import short_answer
-from agents.multihop.trace import AgentAnswer, Hop, PassageText, cite
+from agents.multihop.trace import AgentAnswer, Hop, cite
+from retrieval.documents import PassageText
 from retrieval.query import Retriever
 
 ANSWER_SENTENCES = 3
@@ -25,7 +26,7 @@ class NaiveAnswerInput(BaseModel):
 
 class NaiveAnswer(Step[NaiveAnswerInput, CitedAnswer]):
     name: ClassVar[str] = "multihop.naive.answer"
-    stage: ClassVar[str] = "answer"
+    role: ClassVar[str] = "answer"
     Input = NaiveAnswerInput
     Output = CitedAnswer
     instructions: ClassVar[str] = (

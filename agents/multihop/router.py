@@ -39,7 +39,7 @@ class RouteOutput(BaseModel):
 
 class RouteStep(Step[RouteInput, RouteOutput]):
     name: ClassVar[str] = "multihop.route"
-    stage: ClassVar[str] = "route"
+    role: ClassVar[str] = "route"
     Input = RouteInput
     Output = RouteOutput
     instructions: ClassVar[str] = (

@@ -48,7 +48,7 @@ class ShortAnswerOutput(BaseModel):
 
 class ShortAnswer(Step[ShortAnswerInput, ShortAnswerOutput]):
     name: ClassVar[str] = "multihop.short_answer"
-    stage: ClassVar[str] = "answer"
+    role: ClassVar[str] = "answer"
     Input = ShortAnswerInput
     Output = ShortAnswerOutput
     instructions: ClassVar[str] = (

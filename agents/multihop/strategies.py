@@ -21,8 +21,8 @@ from retrieval.query import Retriever
 
 StrategyChoice = Literal["auto", "chain", "deep", "naive"]
 STRATEGIES: dict[str, type] = {"chain": ChainOfRAG, "deep": DeepSearch, "naive": NaiveRAG}
-# The stages multi-hop steps run in, for `--stage-llm STAGE=SPEC`.
-MULTIHOP_STAGES = ("route", "plan", "read", "filter", "reflect", "answer")
+# The roles of multi-hop steps, for `--role-llm ROLE=SPEC`.
+MULTIHOP_ROLES = ("route", "plan", "read", "filter", "reflect", "answer")
 
 
 class MultihopSettings(BaseModel):

@@ -22,17 +22,6 @@ def found_nothing(answer: str) -> bool:
     return " ".join(answer.lower().split()).rstrip(".") == NO_INFORMATION.lower()
 
 
-class PassageText(BaseModel):
-    """A passage as a model sees it: its title and text, nothing to copy by mistake."""
-
-    title: str
-    text: str
-
-    @classmethod
-    def of(cls, passage: Passage) -> "PassageText":
-        return cls(title=passage.title, text=passage.text)
-
-
 class Hop(BaseModel):
     """One retrieval round: the query, what it found, and the passages that support it."""
 

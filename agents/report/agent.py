@@ -19,14 +19,16 @@ import json
 import re
 from typing import Literal
 
+from autogen_core.models import SystemMessage, UserMessage
 from pydantic import BaseModel, Field
 
 from agents.lm.grounding import cited_numbers
 from agents.lm.nlp import TextToolkit
-from agents.lm.steps import Step
+from agents.lm.steps import ToolStep
+from agents.lm.tool_calls import history
 from agents.lm.usage import CURRENT_SECTION, CURRENT_TOOL
 from agents.report.records import TOOL_NAMES, LogEntry, ReactSection, ToolCall, ToolName, ToolResult
-from agents.report.tools import DESCRIPTIONS, ToolContext, run_tool
+from agents.report.tools import DESCRIPTIONS, TOOLS, ToolContext, run_tool
 from agents.storm.article import SectionDraft, numbered, tidy_section_text
 from agents.storm.citations import keep_valid
 from agents.storm.records import Outline
@@ -38,6 +40,7 @@ SECTION_FACTS = 12  # the facts a section is written from, at most
 
 
 class Observation(BaseModel):
+    call_id: str
     tool: ToolName
     arguments: dict
     digest: str
@@ -61,9 +64,22 @@ class ChooseOutput(BaseModel):
     arguments: dict = Field(default_factory=dict, description="the tool's arguments, e.g. {\"query\": \"...\"}")
 
 
-class ChooseTool(Step[ChooseInput, ChooseOutput]):
+class ChosenCall(ChooseOutput):
+    """A decision made by a native function call: the id the model gave the call."""
+
+    call_id: str
+
+
+class WriteArgs(BaseModel):
+    """No arguments: the section is written from what the tools returned."""
+
+
+WRITE = "write_section"
+
+
+class ChooseTool(ToolStep[ChooseInput, ChooseOutput]):
     name = "report.react.choose"
-    stage = "react"
+    role = "react"
     Input = ChooseInput
     Output = ChooseOutput
     instructions = """\
@@ -74,6 +90,28 @@ can_interview) for the perspectives of the run's researchers. Never write a tool
 only the tool's real output is observed."""
 
     @classmethod
+    def tools(cls, inp: ChooseInput) -> dict[str, tuple[str, type[BaseModel]]]:
+        offered = {t: (DESCRIPTIONS[t], TOOLS[t][0]) for t in TOOL_NAMES
+                   if t != "interview_agents" or inp.can_interview}
+        offered[WRITE] = ("Write the section now, from what the tools returned (call it once the "
+                          "observations cover the section).", WriteArgs)
+        return offered
+
+    @classmethod
+    def render_messages(cls, inp: ChooseInput) -> list:
+        task = (f"Topic: {inp.topic}\nSection to write: {inp.heading}"
+                + (f" (subsections: {'; '.join(inp.subsections)})" if inp.subsections else "")
+                + (f"\nSections already written: {'; '.join(inp.earlier_sections)}" if inp.earlier_sections else "")
+                + f"\nCall at least {inp.min_calls} and at most {inp.max_calls} tools before {WRITE}.")
+        return [SystemMessage(content=cls.instructions), UserMessage(content=task, source="user"),
+                *history([(o.call_id, o.tool, o.arguments, o.digest) for o in inp.observations])]
+
+    @classmethod
+    def from_call(cls, inp: ChooseInput, tool: str, arguments: dict, call_id: str, thought: str) -> ChosenCall:
+        return ChosenCall(thought=thought, action="write" if tool == WRITE else tool, arguments=arguments,
+                          call_id=call_id)
+
+    @classmethod
     def extract(cls, inp: ChooseInput, nlp: TextToolkit) -> ChooseOutput:
         """The deterministic planner: search the section, read its history, hear the personas."""
         done = len(inp.observations)
@@ -82,11 +120,11 @@ only the tool's real output is observed."""
             ("quick_search", {"query": query, "k": 6}, f"Find the passages about {inp.heading}."),
             ("panorama_search", {"query": query}, "Check which of them still hold and what replaced the others."),
         ]
+        plan.append(("insight_forge", {"query": query}, "Break the section into sub-questions and answer "
+                                                         "each hop by hop."))
         if inp.can_interview:
             plan.append(("interview_agents", {"topic": query, "max_agents": 2},
                          "Hear what the researchers found on this section."))
-        else:
-            plan.append(("insight_forge", {"query": query}, "Break the section into sub-questions."))
         plan = plan[:max(inp.min_calls, min(len(plan), inp.max_calls))]
         if done < len(plan):
             action, args, thought = plan[done]
@@ -146,8 +184,10 @@ async def _research_and_write(ctx: ToolContext, outline: Outline, index: int, ea
     calls: list[ToolCall] = []
     results: list[ToolResult] = []
 
-    async def act(tool: ToolName, arguments: dict, thought: str) -> None:
-        call = ToolCall(call_id=f"s{index:02d}-c{len(calls) + 1}", tool=tool, arguments=arguments, thought=thought)
+    async def act(tool: ToolName, arguments: dict, thought: str, call_id: str | None = None) -> None:
+        # the model's id for a native call (its result goes back under it); else the agent's own
+        call = ToolCall(call_id=call_id or f"s{index:02d}-c{len(calls) + 1}", tool=tool, arguments=arguments,
+                        thought=thought)
         log.append(LogEntry(kind="tool_call", section=index, call_id=call.call_id,
                             data={"tool": call.tool, "arguments": call.arguments}))
         scope = CURRENT_TOOL.set(call.tool)
@@ -166,7 +206,8 @@ async def _research_and_write(ctx: ToolContext, outline: Outline, index: int, ea
         decision = await ctx.models.run(ChooseTool, ChooseInput(
             topic=ctx.topic, heading=section.heading, subsections=section.subsections, earlier_sections=earlier,
             tools=[DESCRIPTIONS[t] for t in TOOL_NAMES], can_interview=bool(ctx.memories), min_calls=min_calls,
-            max_calls=max_calls, observations=[Observation(tool=c.tool, arguments=c.arguments, digest=r.digest[:600])
+            max_calls=max_calls, observations=[Observation(call_id=c.call_id, tool=c.tool, arguments=c.arguments,
+                                                                digest=r.digest[:600])
                                                for c, r in zip(calls, results)]))
         log.append(LogEntry(kind="thought", section=index, data={"thought": decision.thought,
                                                                  "action": decision.action}))
@@ -176,7 +217,8 @@ async def _research_and_write(ctx: ToolContext, outline: Outline, index: int, ea
             # too early: the loop's floor is the agent's, not the model's, to decide
             decision = ChooseOutput(thought="", action="quick_search" if not calls else "panorama_search",
                                     arguments={"query": query})
-        await act(decision.action, decision.arguments, decision.thought)
+        await act(decision.action, decision.arguments, decision.thought,
+                  decision.call_id if isinstance(decision, ChosenCall) else None)
 
     others = [s.heading for j, s in enumerate(outline.sections) if j != index]
     for attempt in range(2):

@@ -88,7 +88,7 @@ class InterviewOutput(BaseModel):
 
 class PersonaAnswer(Step[InterviewInput, InterviewOutput]):
     name = "report.interview.answer"
-    stage = "interview"
+    role = "interview"
     Input = InterviewInput
     Output = InterviewOutput
     instructions = f"""\

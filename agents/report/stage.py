@@ -30,5 +30,5 @@ class ReactArgs(StageArgs):
 async def react_section(args: ReactArgs, ctx: StageContext) -> ReactSection:
     # lexical similarity for choosing personas: the same in every process, with or without embeddings
     tools = ToolContext(topic=args.topic, models=ctx.models, retriever=ctx.retriever, nlp=TextToolkit(),
-                        memories=args.memories)
+                        memories=args.memories, ask_many=ctx.ask_many)
     return await write_react_section(tools, args.outline, args.index, args.earlier, args.min_calls, args.max_calls)

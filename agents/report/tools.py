@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field, ValidationError
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import LanguageModel
 from agents.multihop.chain import ChainOfRAG, ChainSettings
+from agents.multihop.trace import AgentAnswer
 from agents.report.memory import PersonaMemory, interview
 from agents.report.records import ToolCall, ToolName, ToolResult
 from agents.storm.steps_research import NOTHING_FOUND
@@ -40,6 +41,12 @@ INTERVIEW_QUESTIONS = (
 )
 
 
+# insight_forge's Chain-of-RAG: two hops of four passages per sub-question
+FORGE_CHAIN = ChainSettings(max_iter=2, k=4)
+# answers sub-questions elsewhere (the Ray runtime: on Hopper actors, in parallel)
+AskMany = Callable[[list[str], ChainSettings], Awaitable[list[AgentAnswer]]]
+
+
 @dataclass
 class ToolContext:
     topic: str
@@ -47,6 +54,13 @@ class ToolContext:
     retriever: Retriever
     nlp: TextToolkit
     memories: list[PersonaMemory] = field(default_factory=list)
+    ask_many: AskMany | None = None  # None: Chain-of-RAG in this process
+
+    async def chain_of_rag(self, questions: list[str]) -> list[AgentAnswer]:
+        if self.ask_many is not None:
+            return await self.ask_many(questions, FORGE_CHAIN)
+        chain = ChainOfRAG(self.models, self.retriever, FORGE_CHAIN)
+        return list(await asyncio.gather(*(chain.answer(q) for q in questions)))
 
 
 def _facts(hits: list[SearchHit]) -> list[Snippet]:
@@ -94,8 +108,7 @@ def sub_questions(topic: str, query: str, hits: list[SearchHit], n: int = 4) -> 
 async def insight_forge(ctx: ToolContext, args: InsightForgeArgs) -> ToolResult:
     hits = await ctx.retriever.search(args.query, k=8)
     questions = sub_questions(ctx.topic, args.query, hits)
-    chain = ChainOfRAG(ctx.models, ctx.retriever, ChainSettings(max_iter=2, k=4))
-    answers = await asyncio.gather(*(chain.answer(q) for q in questions))
+    answers = await ctx.chain_of_rag(questions)
     facts: list[Snippet] = []
     seen: set[str] = set()
     for a in answers:

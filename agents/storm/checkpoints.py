@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from agents.lm.settings import LLMSettings
 from agents.storm.artifacts import STAGES, RunFiles
-from retrieval.errors import RaystormError, StageFailed
+from retrieval.errors import RaystormError
 
 T = TypeVar("T")
 CHECKPOINTS = "checkpoints.json"
@@ -25,13 +25,23 @@ def models_key(llm: LLMSettings | None) -> dict[str, Any]:
     """The models a run's stages use, as its checkpoints record them (no secrets, no limits)."""
     llm = llm or LLMSettings()
     return {"default": llm.default.model_dump(mode="json"),
-            "stages": {k: v.model_dump(mode="json") for k, v in sorted(llm.stages.items())}}
+            "roles": {k: v.model_dump(mode="json") for k, v in sorted(llm.roles.items())}}
 
 
 def fingerprint(*parts: Any) -> str:
     text = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
+
+class StageFailed(RaystormError):
+    """A pipeline stage failed; what finished before it is kept and a rerun resumes."""
+
+    def __init__(self, stage: str, reason: str, topic: str | None = None):
+        where = f"topic '{topic}', " if topic else ""
+        super().__init__(f"{where}stage '{stage}' failed: {reason}. Finished stages are kept; rerun to resume.")
+        self.stage = stage
+        self.reason = reason
+        self.topic = topic
 
 class Checkpoints:
     """Reuse a stage's files when its fingerprint still holds, else make, write and record it."""

@@ -34,7 +34,7 @@ from agents.lm.usage import CURRENT_TOPIC, UsageLedger
 from agents.runtime import ConversationSpec, Runtime
 from agents.storm.article import SECTION_SNIPPETS, assemble, cited_indices
 from agents.storm.artifacts import RunFiles, nothing_found_markdown, report_markdown, topic_slug
-from agents.storm.checkpoints import Checkpoints, fingerprint, models_key
+from agents.storm.checkpoints import Checkpoints, StageFailed, fingerprint, models_key
 from agents.report.flow import react_article
 from agents.storm.persona import PersonaPlan
 from agents.storm.records import Article, Conversation, ConversationLog, Persona
@@ -50,7 +50,7 @@ from agents.storm.stages import (
     table_sources,
     write_one_section,
 )
-from retrieval.errors import RaystormError, StageFailed
+from retrieval.errors import RaystormError
 from retrieval.infotable import table_name
 from retrieval.snippets import group_by_url
 

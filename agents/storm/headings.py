@@ -18,26 +18,44 @@ import re
 from typing import Literal, Sequence
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from agents.lm.nlp import TextToolkit
 from agents.storm.evidence import EvidenceSentence, Excerpt, similarity, vectors, without_topic_words
 from agents.storm.topicality import topical_sentences
 from agents.storm.lexicon import ARTICLE_KINDS, SECTION_TYPES, ArticleKind, kind_text, section_type
 
-HeadingSource = Literal["document", "lexicon", "keywords"]
+HeadingSource = Literal["document", "lexicon", "keywords", "entity"]
 
-ASSIGN_THRESHOLD = 0.20  # a sentence less similar than this to every candidate stays unassigned
-KIND_PRIOR = 0.12  # bonus for the usual sections of the topic's article kind
-PREFERRED_PRIOR = 0.04  # bonus for headings the caller prefers (a draft outline)
-UNDER_HEADING = 0.12  # bonus for a document heading from the sentences written under it
-DOCUMENT_TOPIC = 1.0  # weight of how related a document heading (in its document) is to the topic
-MIN_SHARE = 0.02  # a heading needs this share of the sentences (and at least MIN_SUPPORT)
-MIN_SUPPORT = 2
-SENTENCES_PER_HEADING = 6
-SYNONYM = 0.8  # headings this similar name one section
-MIN_HEADINGS = 4
-MIN_FITTING = 3  # fewer fitting headings than this and key phrases name the rest
+
+class OutlineParams(BaseModel):
+    """Every knob of the extractive outline: chosen by cross-validation over FreshWiki articles
+    (`scripts/cv_outline.py`), never by hand for an article. `OUTLINE_PARAMS` holds the chosen values."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    assign_threshold: float = Field(0.20, description="a sentence less similar than this to every candidate "
+                                                      "stays unassigned")
+    kind_prior: float = Field(0.12, description="bonus for the usual sections of the topic's article kind")
+    preferred_prior: float = Field(0.04, description="bonus for headings the caller prefers (a draft outline)")
+    under_heading: float = Field(0.12, description="bonus for a document heading from the sentences under it")
+    document_topic: float = Field(1.0, description="weight of how related a document heading is to the topic")
+    min_share: float = Field(0.02, description="a heading needs this share of the sentences ...")
+    min_support: int = Field(2, ge=1, description="... and at least this many")
+    sentences_per_heading: int = Field(6, ge=1, description="thin evidence makes a short outline")
+    synonym: float = Field(0.8, description="headings this similar name one section")
+    min_headings: int = Field(4, ge=1)
+    min_fitting: int = Field(3, ge=0, description="fewer fitting headings than this and key phrases name the rest")
+    max_headings: int = Field(12, ge=1, description="headings in all, subsections included")
+    lexicon_scope: Literal["all", "kind"] = Field("all", description="lexicon candidates: every section type, "
+                                                  "or only the usual sections of the topic's article kind")
+    dropped_sections: tuple[str, ...] = Field((), description="lexicon sections never proposed")
+    entity_headings: int = Field(0, ge=0, description="at most this many names that recur across the sources "
+                                                      "become headings of their own")
+    entity_min_sources: int = Field(2, ge=1, description="a name must occur in this many sources")
+    entity_place: float = Field(0.0, description="and be at least this similar to the word 'country' or 'city' "
+                                                 "(places head sections; people and films seldom do)")
+
 _NOT_CONTENT = re.compile(r"^(references|see also|notes|external links|further reading|bibliography|sources|"
                           r"citations|footnotes|contents|table of contents)$", re.IGNORECASE)
 
@@ -49,6 +67,9 @@ class Heading(BaseModel):
     support: int = 0  # evidence sentences assigned to it
     parent: str | None = None
     evidence: list[int] = Field(default_factory=list, description="indices of its sentences")
+
+
+OUTLINE_PARAMS = OutlineParams()
 
 
 class DocumentHeading(BaseModel):
@@ -87,40 +108,48 @@ def article_kind(topic: str, texts: Sequence[str], nlp: TextToolkit) -> ArticleK
 
 def plan_headings(topic: str, texts: Sequence[str | Excerpt], nlp: TextToolkit, *,
                   document_headings: Sequence[str | DocumentHeading] = (), preferred: Sequence[str] = (),
-                  max_headings: int = 12) -> HeadingPlan:
+                  max_headings: int | None = None, params: OutlineParams | None = None) -> HeadingPlan:
     """Headings the sentences of `texts` support, at most `max_headings` in all."""
+    p = params or OUTLINE_PARAMS
+    max_headings = p.max_headings if max_headings is None else max_headings
     excerpts = [t if isinstance(t, Excerpt) else Excerpt(text=t) for t in texts]
     sentences = topical_sentences(topic, excerpts, nlp)
     kind = article_kind(topic, [s.text for s in sentences[:200]], nlp)
     if not sentences:
         return HeadingPlan(kind=kind.name, headings=[], sentences=[])
     docs = [d if isinstance(d, DocumentHeading) else DocumentHeading(heading=d) for d in document_headings]
-    candidates, places = _candidates(docs, preferred)
+    preferred = [h for h in preferred if h not in p.dropped_sections]
+    lexicon = [s.heading for s in SECTION_TYPES] if p.lexicon_scope == "all" else list(kind.sections)
+    candidates, places = _candidates(docs, preferred, [h for h in lexicon if h not in p.dropped_sections])
     texts_c = [c.cue and f"{c.heading}: {c.cue}" or without_topic_words(c.heading, topic, nlp) for c in candidates]
     sim = similarity([s.text for s in sentences], texts_c, nlp)
-    sim += _under_heading([excerpts[s.source].section for s in sentences], candidates)
-    prior = np.array([_prior(c, kind, preferred) for c in candidates], dtype=np.float32)
-    prior += _document_relevance(topic, candidates, places, nlp)
+    sim += _under_heading([excerpts[s.source].section for s in sentences], candidates, p.under_heading)
+    prior = np.array([_prior(c, kind, preferred, p) for c in candidates], dtype=np.float32)
+    prior += p.document_topic * _document_relevance(topic, candidates, places, nlp)
     score = np.round(sim + prior, 6)
     best = score.argmax(axis=1)
-    assigned = sim[np.arange(len(sentences)), best] >= ASSIGN_THRESHOLD
+    assigned = sim[np.arange(len(sentences)), best] >= p.assign_threshold
     for i in np.flatnonzero(assigned):
         candidates[int(best[i])].evidence.append(int(i))
-    need = max(MIN_SUPPORT, int(np.ceil(MIN_SHARE * len(sentences))))
+    need = max(p.min_support, int(np.ceil(p.min_share * len(sentences))))
     chosen = [c for c in candidates if len(c.evidence) >= need]
-    if len(chosen) < MIN_FITTING:  # nothing fits: name the evidence by its own words
+    if len(chosen) < p.min_fitting:  # nothing fits: name the evidence by its own words
         chosen += _keyword_headings(topic, sentences, [i for i in range(len(sentences)) if not assigned[i]],
                                     need, nlp)
+    if p.entity_headings:
+        taken = {c.heading.lower() for c in chosen}
+        chosen += [e for e in _entity_headings(topic, sentences, excerpts, need, p, nlp)
+                   if e.heading.lower() not in taken]
     for c in chosen:
         c.support = len(c.evidence)
     chosen.sort(key=lambda c: (-c.support, c.heading))
-    chosen = _distinct(chosen, nlp)
-    # thin evidence makes a short outline: about SENTENCES_PER_HEADING sentences for each heading
-    chosen = chosen[:min(max_headings, max(MIN_HEADINGS, len(sentences) // SENTENCES_PER_HEADING))]
+    chosen = _distinct(chosen, nlp, p.synonym)
+    # thin evidence makes a short outline: about `sentences_per_heading` sentences for each heading
+    chosen = chosen[:min(max_headings, max(p.min_headings, len(sentences) // p.sentences_per_heading))]
     return HeadingPlan(kind=kind.name, headings=_order(chosen, kind, candidates), sentences=sentences)
 
 
-def _candidates(document_headings: Sequence[DocumentHeading], preferred: Sequence[str]
+def _candidates(document_headings: Sequence[DocumentHeading], preferred: Sequence[str], lexicon: Sequence[str]
                 ) -> tuple[list[Heading], dict[str, str]]:
     """The candidates, and for each document heading the text that places it (title: heading)."""
     out: dict[str, Heading] = {}
@@ -131,7 +160,7 @@ def _candidates(document_headings: Sequence[DocumentHeading], preferred: Sequenc
         if h and not is_reference_heading(h) and len(h.split()) <= 8 and not h.endswith("?") and h.lower() not in out:
             out[h.lower()] = Heading(heading=h, source="document")
             places[h] = f"{d.title}: {h}" if d.title else h
-    for name in [*preferred, *(s.heading for s in SECTION_TYPES)]:
+    for name in [*preferred, *lexicon]:
         st = section_type(name)
         if name.lower() in out:
             continue
@@ -154,11 +183,11 @@ def _document_relevance(topic: str, candidates: list[Heading], places: dict[str,
     rel = similarity([topic], [places[candidates[j].heading] for j in docs], nlp)[0]
     centred = rel - float(np.median(rel))
     for j, r in zip(docs, centred):
-        out[j] = DOCUMENT_TOPIC * float(r)
+        out[j] = float(r)
     return out
 
 
-def _distinct(chosen: list[Heading], nlp: TextToolkit) -> list[Heading]:
+def _distinct(chosen: list[Heading], nlp: TextToolkit, synonym: float) -> list[Heading]:
     """Without near-synonyms ("Flood deductible" beside "Flood rider deductible"): the better
     supported keeps the other's evidence."""
     if len(chosen) < 2:
@@ -166,7 +195,7 @@ def _distinct(chosen: list[Heading], nlp: TextToolkit) -> list[Heading]:
     sim = similarity([c.heading for c in chosen], [c.heading for c in chosen], nlp)
     kept: list[int] = []
     for i, c in enumerate(chosen):  # best supported first
-        twin = next((j for j in kept if sim[i, j] >= SYNONYM and chosen[j].parent != c.heading
+        twin = next((j for j in kept if sim[i, j] >= synonym and chosen[j].parent != c.heading
                      and c.parent != chosen[j].heading), None)
         if twin is None:
             kept.append(i)
@@ -176,8 +205,8 @@ def _distinct(chosen: list[Heading], nlp: TextToolkit) -> list[Heading]:
     return [chosen[i] for i in kept]
 
 
-def _under_heading(sections: list[str], candidates: list[Heading]) -> np.ndarray:
-    """UNDER_HEADING where a sentence's own section path names a document-heading candidate."""
+def _under_heading(sections: list[str], candidates: list[Heading], weight: float) -> np.ndarray:
+    """`weight` where a sentence's own section path names a document-heading candidate."""
     bonus = np.zeros((len(sections), len(candidates)), dtype=np.float32)
     paths = [{clean_heading(h).lower() for h in section.split(" > ") if h} for section in sections]
     for j, c in enumerate(candidates):
@@ -185,17 +214,47 @@ def _under_heading(sections: list[str], candidates: list[Heading]) -> np.ndarray
             key = c.heading.lower()
             for i, path in enumerate(paths):
                 if key in path:
-                    bonus[i, j] = UNDER_HEADING
+                    bonus[i, j] = weight
     return bonus
 
 
-def _prior(c: Heading, kind: ArticleKind, preferred: Sequence[str]) -> float:
-    p = 0.0
+def _prior(c: Heading, kind: ArticleKind, preferred: Sequence[str], p: OutlineParams) -> float:
+    bonus = 0.0
     if c.heading in kind.sections:
-        p += KIND_PRIOR
+        bonus += p.kind_prior
     if c.heading in preferred:
-        p += PREFERRED_PRIOR
-    return p
+        bonus += p.preferred_prior
+    return bonus
+
+
+PLACE_WORDS = ("country", "city")
+
+
+def _entity_headings(topic: str, sentences: list[EvidenceSentence], excerpts: list[Excerpt], need: int,
+                     p: OutlineParams, nlp: TextToolkit) -> list[Heading]:
+    """Names (places, parties, organisations) that many sentences from several sources mention: the
+    corpus's own subjects, e.g. the countries a storm struck. Not the topic's own words."""
+    topic_words = set(nlp.content_tokens(topic))
+    mentions: dict[str, list[int]] = {}
+    sources: dict[str, set[str]] = {}
+    surface: dict[str, str] = {}
+    for i, s in enumerate(sentences):
+        for e in {e.text for e in nlp.entities(s.text, kinds=("name",))}:
+            name = re.sub(r"['’]s$", "", e).strip()
+            words = set(nlp.content_tokens(name))
+            if not words or words & topic_words or len(name.split()) > 3:
+                continue
+            key = name.lower()
+            surface.setdefault(key, name)
+            if i not in mentions.setdefault(key, []):
+                mentions[key].append(i)
+            sources.setdefault(key, set()).add(excerpts[s.source].title or f"#{s.source}")
+    found = [k for k in mentions if len(mentions[k]) >= need and len(sources[k]) >= p.entity_min_sources]
+    if found and p.entity_place > 0:
+        place = similarity([surface[k] for k in found], list(PLACE_WORDS), nlp).max(axis=1)
+        found = [k for k, x in zip(found, place) if x >= p.entity_place]
+    found.sort(key=lambda k: (-len(mentions[k]), k))
+    return [Heading(heading=surface[k], source="entity", evidence=mentions[k]) for k in found[:p.entity_headings]]
 
 
 def _keyword_headings(topic: str, sentences: list[EvidenceSentence], left: list[int], need: int,

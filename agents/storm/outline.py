@@ -34,6 +34,13 @@ async def refine_outline(topic: str, draft: Outline, log: ConversationLog, snipp
     """The outline the research supports; empty when the research found nothing."""
     if not snippets:
         return Outline()
+    out = await models.run(RefineOutline, refine_input(topic, draft, log, snippets, max_headings))
+    return clean_outline(out, topic)
+
+
+def refine_input(topic: str, draft: Outline, log: ConversationLog, snippets: Sequence[Snippet],
+                 max_headings: int = MAX_SECTIONS) -> RefineOutlineInput:
+    """What the refine step reads: the conversations' answers, the sources' headings and snippets."""
     conversation = [QuestionAnswer(question=t.user_utterance, answer=t.agent_utterance)
                     for c in log.conversations for t in c.dlg_turns if t.agent_utterance != NOTHING_FOUND]
     headings: list[DocumentHeading] = []
@@ -42,11 +49,10 @@ async def refine_outline(topic: str, draft: Outline, log: ConversationLog, snipp
             d = DocumentHeading(heading=h, title=s.title)
             if d not in headings:
                 headings.append(d)
-    out = await models.run(RefineOutline, RefineOutlineInput(
+    return RefineOutlineInput(
         topic=topic, draft=draft, conversation=conversation, document_headings=headings,
         evidence=[Excerpt(text=s.text, title=s.title, section=" > ".join(s.heading_path)) for s in snippets],
-        max_headings=max_headings))
-    return clean_outline(out, topic)
+        max_headings=max_headings)
 
 
 def outline_text(outline: Outline) -> str:

@@ -67,7 +67,7 @@ class SectionOutput(BaseModel):
 
 class WriteSection(Step[SectionInput, SectionOutput]):
     name = "storm.article.section"
-    stage = "article"
+    role = "article"
     Input = SectionInput
     Output = SectionOutput
     instructions = """\
@@ -153,7 +153,7 @@ class LeadOutput(BaseModel):
 
 class WriteLead(Step[LeadInput, LeadOutput]):
     name = "storm.article.lead"
-    stage = "polish"
+    role = "polish"
     Input = LeadInput
     Output = LeadOutput
     instructions = """\
@@ -213,7 +213,7 @@ class PolishOutput(BaseModel):
 
 class PolishSection(Step[PolishInput, PolishOutput]):
     name = "storm.article.polish"
-    stage = "polish"
+    role = "polish"
     Input = PolishInput
     Output = PolishOutput
     instructions = """\

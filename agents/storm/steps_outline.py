@@ -9,11 +9,12 @@ from agents.lm.nlp import TextToolkit
 from agents.lm.steps import Step
 from agents.storm.citations import strip_citations
 from agents.storm.evidence import Excerpt
-from agents.storm.headings import DocumentHeading, article_kind, is_reference_heading, plan_headings
+from agents.storm.headings import (OUTLINE_PARAMS, DocumentHeading, OutlineParams, article_kind,
+                                   is_reference_heading, plan_headings)
 from agents.storm.lexicon import section_type
 from agents.storm.records import Outline, OutlineSection
 
-MAX_SECTIONS = 12  # headings in all, subsections included
+MAX_SECTIONS = OUTLINE_PARAMS.max_headings  # headings in all, subsections included
 
 
 class DraftOutlineInput(BaseModel):
@@ -22,7 +23,7 @@ class DraftOutlineInput(BaseModel):
 
 class DraftOutline(Step[DraftOutlineInput, Outline]):
     name = "storm.outline.draft"
-    stage = "outline"
+    role = "outline"
     Input = DraftOutlineInput
     Output = Outline
     instructions = """\
@@ -70,7 +71,7 @@ class RefineOutlineInput(BaseModel):
 
 class RefineOutline(Step[RefineOutlineInput, Outline]):
     name = "storm.outline.refine"
-    stage = "outline"
+    role = "outline"
     Input = RefineOutlineInput
     Output = Outline
     instructions = """\
@@ -96,18 +97,23 @@ references sections."""
 
     @classmethod
     def extract(cls, inp: RefineOutlineInput, nlp: TextToolkit) -> Outline:
-        # The expert's answers come first: they are the sentences picked as most relevant.
-        texts = [Excerpt(text=strip_citations(t.answer)) for t in inp.conversation] + list(inp.evidence)
-        plan = plan_headings(inp.topic, texts, nlp, document_headings=inp.document_headings,
-                             preferred=inp.draft.headings(), max_headings=inp.max_headings)
-        sections: list[OutlineSection] = []
-        for h in plan.headings:
-            parent = next((s for s in sections if s.heading == h.parent), None)
-            if parent is not None:
-                parent.subsections.append(h.heading)
-            else:
-                sections.append(OutlineSection(heading=h.heading))
-        return clean_outline(Outline(sections=sections))
+        return outline_from_evidence(inp, nlp, OUTLINE_PARAMS)
+
+
+def outline_from_evidence(inp: RefineOutlineInput, nlp: TextToolkit, params: OutlineParams) -> Outline:
+    """The extractive refined outline under `params` (`scripts/cv_outline.py` chooses them)."""
+    # The expert's answers come first: they are the sentences picked as most relevant.
+    texts = [Excerpt(text=strip_citations(t.answer)) for t in inp.conversation] + list(inp.evidence)
+    plan = plan_headings(inp.topic, texts, nlp, document_headings=inp.document_headings,
+                         preferred=inp.draft.headings(), max_headings=inp.max_headings, params=params)
+    sections: list[OutlineSection] = []
+    for h in plan.headings:
+        parent = next((s for s in sections if s.heading == h.parent), None)
+        if parent is not None:
+            parent.subsections.append(h.heading)
+        else:
+            sections.append(OutlineSection(heading=h.heading))
+    return clean_outline(Outline(sections=sections))
 
 
 def clean_outline(outline: Outline, topic: str | None = None) -> Outline:

@@ -34,7 +34,7 @@ class PerspectivesOutput(BaseModel):
 
 class FindPerspectives(Step[PerspectivesInput, PerspectivesOutput]):
     name = "storm.perspectives"
-    stage = "question_asker"
+    role = "question_asker"
     Input = PerspectivesInput
     Output = PerspectivesOutput
     instructions = """\

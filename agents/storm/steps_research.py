@@ -17,6 +17,7 @@ from agents.storm.evidence import Excerpt, content_overlap, similarity, stands_a
 from agents.storm.lexicon import section_type
 from agents.storm.records import THANK_YOU, Persona
 from agents.storm.topicality import topical_sentences
+from retrieval.documents import PassageText
 from retrieval.mmr import mmr
 
 NOTHING_FOUND = "I could not find anything about this in the sources I searched."
@@ -26,11 +27,10 @@ ANSWER_MIN_WITH_OVERLAP = 0.25
 ANSWER_RELATIVE = 0.7  # and a sentence must be nearly as relevant as the best one
 
 
-class NumberedSource(BaseModel):
+class NumberedSource(PassageText):
+    """A passage as a model sees it, with the number to cite it by."""
+
     n: int = Field(description="the number to cite as [n]")
-    title: str
-    section: str = Field("", description="the heading path of the passage inside its document")
-    text: str
 
 
 def excerpts(sources: list[NumberedSource]) -> list[Excerpt]:
@@ -64,7 +64,7 @@ class QuestionOutput(BaseModel):
 
 class AskQuestion(Step[QuestionInput, QuestionOutput]):
     name = "storm.writer.ask"
-    stage = "question_asker"
+    role = "question_asker"
     Input = QuestionInput
     Output = QuestionOutput
     instructions = f"""\
@@ -112,7 +112,7 @@ class QueriesOutput(BaseModel):
 
 class PlanQueries(Step[QueriesInput, QueriesOutput]):
     name = "storm.expert.queries"
-    stage = "conv_simulator"
+    role = "conv_simulator"
     Input = QueriesInput
     Output = QueriesOutput
     instructions = """\
@@ -151,7 +151,7 @@ class AnswerOutput(BaseModel):
 
 class AnswerQuestion(Step[AnswerInput, AnswerOutput]):
     name = "storm.expert.answer"
-    stage = "conv_simulator"
+    role = "conv_simulator"
     Input = AnswerInput
     Output = AnswerOutput
     instructions = f"""\

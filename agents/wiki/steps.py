@@ -34,7 +34,7 @@ class PageOutput(BaseModel):
 
 class WritePage(Step[PageInput, PageOutput]):
     name = "wiki.page"
-    stage = "article"
+    role = "article"
     Input = PageInput
     Output = PageOutput
     instructions = """\

@@ -118,18 +118,18 @@ class _Asker:
 
     @classmethod
     async def open(cls, args: argparse.Namespace) -> "_Asker":
-        from agents.lm.arguments import stage_models_from_args
+        from agents.lm.arguments import role_models_from_args
         from agents.lm.nlp import TextToolkit
-        from agents.multihop.strategies import MULTIHOP_STAGES, MultihopSettings
+        from agents.multihop.strategies import MULTIHOP_ROLES, MultihopSettings
         from retrieval.config import data_home
         from retrieval.search import AsyncCorpus, Corpus
 
         self = cls()
         self.args, self.closed = args, False
         settings = store_settings(args)
-        self.models = stage_models_from_args(args, cache_dir=data_home(settings.data_dir) / "cache" / "llm",
+        self.models = role_models_from_args(args, cache_dir=data_home(settings.data_dir) / "cache" / "llm",
                                              nlp=TextToolkit())
-        self.models.validate_stages(MULTIHOP_STAGES)
+        self.models.validate_roles(MULTIHOP_ROLES)
         if self.models.notice:
             info(self.models.notice)
         self.multihop = MultihopSettings()

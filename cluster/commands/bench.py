@@ -15,8 +15,8 @@ environment; completions cached in the data dir, so a rerun replays them):
         --out musique-chain-4o-mini.jsonl --llm openai:gpt-4o-mini --max-iter 7
     # a local OpenAI-compatible server (vLLM, Ollama, llama.cpp), more questions in flight:
     raystorm bench multihop ... --llm MODEL --llm-base-url http://localhost:8000/v1 --concurrency 16
-    # one stage on another model (stages: route plan read filter reflect answer):
-    raystorm bench multihop ... --llm openai:gpt-4o-mini --stage-llm answer=openai:gpt-4o
+    # one role on another model (roles: route plan read filter reflect answer):
+    raystorm bench multihop ... --llm openai:gpt-4o-mini --role-llm answer=openai:gpt-4o
 
 DeepSearcher reports Recall@5 rising from 0.685 (naive) to 0.94 with
 gpt-4o-mini at 7 iterations on 2WikiMultiHopQA; `--max-iter 7` is that setting.
@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "HotpotQA layout) in parallel on Ray and score retrieval (Recall@2/@5 of the gold "
                     "supporting passages) and answers (SQuAD EM/F1 with aliases).",
         epilog="With an LLM: add --llm openai:gpt-4o-mini (OPENAI_API_KEY), or --llm MODEL --llm-base-url "
-               "http://host:8000/v1 for an OpenAI-compatible server; --stage-llm STAGE=SPEC per stage "
+               "http://host:8000/v1 for an OpenAI-compatible server; --role-llm ROLE=SPEC per role "
                "(route plan read filter reflect answer). DeepSearcher's setting for its 0.94 Recall@5 on "
                "2WikiMultiHopQA (gpt-4o-mini) is --max-iter 7.")
     m.add_argument("--dataset", required=True, metavar="DIR", help="folder with questions.json and corpus.json")

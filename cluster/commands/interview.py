@@ -59,7 +59,7 @@ def _panel(memories, args) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    from agents.lm.arguments import stage_models_from_args
+    from agents.lm.arguments import role_models_from_args
     from agents.lm.nlp import TextToolkit
     from agents.report.memory import load_memories
     from retrieval.config import StoreSettings
@@ -75,8 +75,8 @@ def run(args: argparse.Namespace) -> int:
     panel = _panel(memories, args)
     settings = StoreSettings.resolve(args.data_dir)
     nlp = TextToolkit(embed=shared_dense(settings.dense_model, settings.models_dir).embed)
-    models = stage_models_from_args(args, nlp=nlp)
-    models.validate_stages(["interview"])  # the one step an interview runs
+    models = role_models_from_args(args, nlp=nlp)
+    models.validate_roles(["interview"])  # the one step an interview runs
     if models.notice and not args.json:
         info(models.notice)
     return run_async(_session(args, run_dir, topic, memories, panel, models))

@@ -110,9 +110,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace, topics: list[str]) -> int:
-    from agents.lm.arguments import settings_from_args, stage_models_from_args
+    from agents.lm.arguments import settings_from_args, role_models_from_args
     from agents.lm.nlp import TextToolkit
-    from agents.lm.settings import STORM_STAGES
+    from agents.lm.settings import STORM_ROLES
     from agents.runtime import LocalRuntime
     from agents.storm.flow import ReportOptions, run_topic
     from agents.storm.run_config import RunConfig
@@ -141,8 +141,8 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
         corpus = Corpus(settings, collection, store=store, dense=ingestor.dense, sparse=ingestor.sparse)
         corpus.check()
         nlp = TextToolkit(embed=corpus.dense.embed)
-        models = stage_models_from_args(args, cache_dir=home / "cache" / "llm", nlp=nlp)
-        models.validate_stages(STORM_STAGES)
+        models = role_models_from_args(args, cache_dir=home / "cache" / "llm", nlp=nlp)
+        models.validate_roles(STORM_ROLES)
         if models.notice:
             info(models.notice)
         options = ReportOptions(personas=args.personas, turns=args.turns, search_k=args.search_k,

@@ -41,12 +41,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _models(args: argparse.Namespace, data_dir: str | None):
-    from agents.lm.arguments import stage_models_from_args
+    from agents.lm.arguments import role_models_from_args
     from agents.lm.nlp import TextToolkit
     from retrieval.config import data_home
 
-    models = stage_models_from_args(args, cache_dir=data_home(data_dir) / "cache" / "llm", nlp=TextToolkit())
-    models.validate_stages(["article"])
+    models = role_models_from_args(args, cache_dir=data_home(data_dir) / "cache" / "llm", nlp=TextToolkit())
+    models.validate_roles(["article"])
     if models.notice:
         info(models.notice)
     return models

@@ -8,7 +8,8 @@ from agents.answer.candidates import Evidence, HopEvidence, gather
 from agents.answer.fusion import calibrated, fuse
 from agents.answer.verify import VerifyInput, contained
 from agents.lm.nlp import TextToolkit
-from agents.multihop.trace import NO_INFORMATION, PassageText
+from agents.multihop.trace import NO_INFORMATION
+from retrieval.documents import PassageText
 
 NLP = TextToolkit()
 QUESTION = "In which city was the engineer who designed the Kestrel Street Bridge born?"

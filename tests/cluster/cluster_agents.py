@@ -146,7 +146,7 @@ class ShoutStep(Step[Note, Note]):
     """A trivial step with an offline implementation, for the gateway tests."""
 
     name = "test.shout"
-    stage = "article"
+    role = "article"
     Input = Note
     Output = Note
     instructions = "Repeat the text in capitals."

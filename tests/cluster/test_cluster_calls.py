@@ -14,7 +14,8 @@ from actors.calls import ActorCallError, ActorTimeout, ActorUnavailable, call, g
 from actors.chat_proxy import AgentNotHosted
 from actors.pool import ActorOptions, ActorPool
 from agents.lm.errors import EndpointUnavailableError, ModelOutputError, RequestRejectedError
-from retrieval.errors import CollectionNotFound, RaystormError, StageFailed
+from agents.storm.checkpoints import StageFailed
+from retrieval.errors import CollectionNotFound, RaystormError
 
 
 def test_timeouts_and_errors_name_actor_and_stage(ray_cluster):

@@ -111,7 +111,7 @@ def test_reports_complete_through_a_flaky_llm_endpoint(ray_cluster, corpus_setti
     out = tmp_path / "out"
     # the outline stage on an LLM endpoint that fails every other request; every other stage extractive
     endpoint = ModelSpec(provider="openai_compatible", model="flaky-outliner", base_url="http://llm.test/v1")
-    llm = LLMSettings(stages={"outline": endpoint},
+    llm = LLMSettings(roles={"outline": endpoint},
                       retry=RetryPolicy(max_retries=4, base_delay_s=0.01, max_delay_s=0.05, timeout_s=30))
     recipe = ModelRecipe.for_store(home, http_client_factory=functools.partial(flaky_llm_client, fail_every=2))
     topics = TOPICS[:2]
@@ -131,7 +131,7 @@ def test_reports_complete_through_a_flaky_llm_endpoint(ray_cluster, corpus_setti
         assert (folder / "storm_gen_outline.txt").read_text() != reference[f"{folder.name}/storm_gen_outline.txt"]
         # both outline calls went to the endpoint, and each got through on a retry
         calls = [json.loads(line) for line in (folder / CALL_HISTORY).read_text().splitlines()]
-        outline_calls = [c for c in calls if c["stage"] == "outline"]
+        outline_calls = [c for c in calls if c["role"] == "outline"]
         assert [c["model"] for c in outline_calls] == ["flaky-outliner"] * 2
         assert all(c["ok"] and c["attempts"] >= 2 and not c["cached"] for c in outline_calls)
 
@@ -142,4 +142,4 @@ def test_reports_complete_through_a_flaky_llm_endpoint(ray_cluster, corpus_setti
     assert artifacts(out) == produced
     for s in again:
         calls = [json.loads(line) for line in (Path(s.directory) / CALL_HISTORY).read_text().splitlines()]
-        assert [(c["cached"], c["attempts"]) for c in calls if c["stage"] == "outline"] == [(True, 1)] * 2
+        assert [(c["cached"], c["attempts"]) for c in calls if c["role"] == "outline"] == [(True, 1)] * 2

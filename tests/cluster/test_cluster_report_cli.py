@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 from conftest import EXAMPLE_COLLECTION
 from storm_runs import OPTIONS, TOPICS, artifacts, copy_home
 
+from agents.storm.artifacts import CALL_HISTORY
 from cluster.cli import main
 
 
@@ -44,3 +47,8 @@ def test_the_react_writer_writes_the_same_report_on_the_actor_system(ray_cluster
     local = {k: v for k, v in artifacts(tmp_path / "local").items() if not k.endswith(AGENT_LOG)}
     distributed = {k: v for k, v in artifacts(tmp_path / "ray").items() if not k.endswith(AGENT_LOG)}
     assert any(k.endswith("section_01.json") for k in local) and local == distributed
+    # insight_forge's sub-questions went to the Hopper actors, their calls filed under the section and tool
+    (history,) = (tmp_path / "ray").rglob(CALL_HISTORY)
+    forged = [json.loads(line) for line in history.read_text().splitlines() if '"insight_forge"' in line]
+    hops = [c for c in forged if c["step"].startswith("multihop.")]
+    assert hops and all(c["actor"].startswith("Hopper") and c["section"] is not None for c in hops)

@@ -24,7 +24,7 @@ class Answer(BaseModel):
 
 class AnswerStep(Step[Question, Answer]):
     name = "test.answer"
-    stage = "conv_simulator"
+    role = "conv_simulator"
     Input = Question
     Output = Answer
     instructions = "Answer the question from the passages only, citing passage numbers."

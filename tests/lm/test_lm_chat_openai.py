@@ -61,11 +61,11 @@ def test_request_shape_and_usage(fake_openai, step, question):
     assert fmt["json_schema"]["schema"] == step.output_schema()
 
     (record,) = model.ledger.history()
-    assert (record.step, record.stage, record.model) == ("test.answer", "conv_simulator", "gpt-4o-mini")
+    assert (record.step, record.role, record.model) == ("test.answer", "conv_simulator", "gpt-4o-mini")
     assert (record.prompt_tokens, record.completion_tokens) == (1000, 200)
     assert record.cost_usd == pytest.approx((1000 * 0.15 + 200 * 0.60) / 1e6)
     assert record.attempts == 1 and not record.cached and not record.repaired and record.ok
-    assert model.ledger.summary().by_stage["conv_simulator"].prompt_tokens == 1000
+    assert model.ledger.summary().by_role["conv_simulator"].prompt_tokens == 1000
 
 
 def test_429_with_retry_after_is_honoured(fake_openai, step, question, sleeps):

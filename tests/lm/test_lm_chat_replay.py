@@ -61,7 +61,7 @@ def test_junk_twice_is_a_typed_error_when_asked_to_fail(step, question):
     with pytest.raises(ModelOutputError) as err:
         asyncio.run(model.run(step, question))
     assert err.value.step == "test.answer" and err.value.model == "replay"
-    assert "answer" in err.value.problem and "--stage-llm conv_simulator=" in str(err.value)
+    assert "answer" in err.value.problem and "--role-llm conv_simulator=" in str(err.value)
     record = model.ledger.records[0]
     assert not record.ok and "test.answer" in record.error
 

@@ -19,7 +19,7 @@ def test_runs_the_steps_extract_and_records_zero_tokens(step, question):
 
     assert out == step.Output(answer="Maria Okafor led the trial.", citations=[1])
     (record,) = ledger.records
-    assert (record.model, record.step, record.stage) == ("extractive", "test.answer", "conv_simulator")
+    assert (record.model, record.step, record.role) == ("extractive", "test.answer", "conv_simulator")
     assert record.prompt_tokens == record.completion_tokens == 0 and record.cost_usd == 0 and record.ok
     assert model.name == "extractive"
 
@@ -53,7 +53,7 @@ def test_a_step_without_extract_says_so(step, question):
 
     class ChatOnly(Step):
         name = "test.chat_only"
-        stage = "polish"
+        role = "polish"
         Input = type(question)
         Output = step.Output
         instructions = "..."

@@ -57,7 +57,7 @@ def test_every_step_prompt_says_documents_are_data_and_sources_are_fenced():
     from agents.lm.output import system_prompt
     from agents.lm.text.instructions import DATA_RULE
     from agents.multihop.naive import NaiveAnswer, NaiveAnswerInput
-    from agents.multihop.trace import PassageText
+    from retrieval.documents import PassageText
     from agents.storm.steps_research import NumberedSource, render_sources
 
     assert DATA_RULE in system_prompt(NaiveAnswer)

@@ -106,11 +106,11 @@ def test_prices():
 
 def test_ledgers_merge_serialise_and_summarise(tmp_path):
     actor_a, actor_b = UsageLedger(), UsageLedger()
-    actor_a.record(UsageRecord(step="s.outline", stage="outline", model="gpt-4o", prompt_tokens=10,
+    actor_a.record(UsageRecord(step="s.outline", role="outline", model="gpt-4o", prompt_tokens=10,
                                completion_tokens=5, cost_usd=0.01))
-    actor_b.record(UsageRecord(step="s.write", stage="article", model="gpt-4o-mini", prompt_tokens=7,
+    actor_b.record(UsageRecord(step="s.write", role="article", model="gpt-4o-mini", prompt_tokens=7,
                                cached=True))
-    actor_b.record(UsageRecord(step="s.write", stage="article", model="extractive", ok=False, error="boom"))
+    actor_b.record(UsageRecord(step="s.write", role="article", model="extractive", ok=False, error="boom"))
 
     driver = UsageLedger.merged([actor_a, pickle.loads(pickle.dumps(actor_b))])
     driver.merge(actor_b)  # fetched twice: counted once
@@ -119,7 +119,7 @@ def test_ledgers_merge_serialise_and_summarise(tmp_path):
 
     summary = driver.summary()
     assert summary.total.calls == 3 and summary.total.prompt_tokens == 17
-    assert summary.by_stage["article"].cached_calls == 1 and summary.by_stage["article"].failed_calls == 1
+    assert summary.by_role["article"].cached_calls == 1 and summary.by_role["article"].failed_calls == 1
     assert summary.by_model["gpt-4o"].cost_usd == 0.01
     assert summary.lines()[-1].startswith("total: 3 calls")
 

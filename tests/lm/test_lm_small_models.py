@@ -56,7 +56,7 @@ class _Pair(BaseModel):
 
 
 class TwoFields(Step):
-    name, stage = "test.two_fields", "plan"
+    name, role = "test.two_fields", "plan"
     Input = Output = _Pair
     instructions = "x"
 
@@ -213,7 +213,7 @@ def test_a_step_without_offline_implementation_still_fails(step, question):
     from agents.lm.steps import Step
 
     class ChatOnly(Step):
-        name, stage = "test.chat_only", "outline"
+        name, role = "test.chat_only", "outline"
         Input, Output = type(question), step.Output
         instructions = "x"
 
@@ -225,7 +225,7 @@ def test_a_step_without_offline_implementation_still_fails(step, question):
 def test_extractive_calls_by_choice_are_not_counted():
     from agents.lm.usage import UsageRecord
 
-    ledger = UsageLedger(records=[UsageRecord(step="a", stage="s", model="extractive")])
+    ledger = UsageLedger(records=[UsageRecord(step="a", role="s", model="extractive")])
     assert ledger.fallback_summary() is None
 
 

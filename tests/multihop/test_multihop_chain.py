@@ -19,7 +19,8 @@ from agents.multihop.chain_steps import (
     guard_indices,
 )
 from agents.lm.nlp import TextToolkit
-from agents.multihop.trace import NO_INFORMATION, PassageText
+from agents.multihop.trace import NO_INFORMATION
+from retrieval.documents import PassageText
 from multihop_helpers import FakeLLM, chat_model, run, two_hop_questions
 
 QUESTIONS = two_hop_questions()
@@ -106,7 +107,7 @@ def test_a_model_naming_passages_that_do_not_exist_cannot_break_the_chain(two_ho
                                      json.dumps({"query": "Oona Marchetti birthplace"})],
         "multihop_chain_intermediate_answer": [json.dumps({"answer": "Oona Marchetti designed it."}),
                                                json.dumps({"answer": "She was born in Tressling."})],
-        "multihop_chain_supported_passages": [json.dumps({"indices": [0, 5, -1, 99, 0]}),
+        "multihop_chain_supported_passages": [json.dumps({"indices": [1, 0, -1, 99, 1]}),
                                               json.dumps({"indices": [-3, 42]})],
         "multihop_chain_answer": [json.dumps({"answer": "Tressling [1]", "citations": [1, 7, -2]})],
         "multihop_short_answer": [json.dumps({"short_answer": "Tressling"})],
@@ -116,7 +117,7 @@ def test_a_model_naming_passages_that_do_not_exist_cannot_break_the_chain(two_ho
 
     answer = run(chain.answer(QUESTIONS[0]["question"]))
 
-    assert answer.hops[0].supporting == [0]  # 5, -1, 99 and the repeated 0 dropped
+    assert answer.hops[0].supporting == [0]  # passage numbers count from 1: 0, -1, 99 and the repeated 1 dropped
     assert answer.hops[1].supporting == []
     assert [c.n for c in answer.citations] == [1] and answer.short_answer == "Tressling"
     assert answer.answer == "Tressling [1]"

@@ -14,13 +14,13 @@ from autogen_ext.models.replay import ReplayChatCompletionClient
 
 from agents.lm.backoff import RetryPolicy
 from agents.lm.chat import ChatModel
-from agents.lm.models import StageModels
+from agents.lm.models import RoleModels
 from agents.lm.settings import LLMSettings, ModelSpec
 from agents.storm.artifacts import RunFiles
 from agents.storm.conversation import run_conversation
 from agents.storm.records import THANK_YOU, Persona
 from agents.storm.steps_perspectives import FindPerspectives
-from retrieval.errors import StageFailed
+from agents.storm.checkpoints import StageFailed
 from storm_support import FLOOD, FakeLLM, completion, user_message
 
 INFO = {"vision": False, "function_calling": False, "json_output": True, "family": ModelFamily.UNKNOWN,
@@ -88,12 +88,12 @@ def scripted_server() -> FakeLLM:
     })
 
 
-def chat_models(server: FakeLLM, **options) -> StageModels:
+def chat_models(server: FakeLLM, **options) -> RoleModels:
     settings = LLMSettings(default=ModelSpec(provider="openai_compatible", model="fake-model",
                                              base_url="http://llm.test/v1"),
                            retry=RetryPolicy(max_retries=2, base_delay_s=0.01, max_delay_s=0.05), cache=False,
                            **options)
-    return StageModels.from_settings(settings, http_client=server.client())
+    return RoleModels.from_settings(settings, http_client=server.client())
 
 
 def test_the_whole_pipeline_through_the_openai_client(parts, tmp_path):

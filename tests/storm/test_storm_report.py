@@ -13,7 +13,7 @@ from agents.storm.artifacts import CALL_HISTORY, FILES, RunFiles
 from agents.storm.outline import parse_outline
 from agents.storm.steps_outline import RefineOutline
 from storm_support import FLOOD, Parts
-from retrieval.errors import StageFailed
+from agents.storm.checkpoints import StageFailed
 from retrieval.graph.current import without_history
 
 CITED = re.compile(r"([^\[\]]+?)((?:\[\d+\])+)")
@@ -121,7 +121,7 @@ class FailingOutline:
 
     async def run(self, step, inp):
         if step is RefineOutline:
-            raise ModelOutputError(step.name, step.stage, "flaky", "the reply was empty", "")
+            raise ModelOutputError(step.name, step.role, "flaky", "the reply was empty", "")
         return await self.inner.run(step, inp)
 
 
