@@ -69,8 +69,8 @@ class Hopper:
         self.run_models = (ActorModels(run_models, gateway, holder=label, nlp=run_models.toolkit())
                            if gateway is not None and run_models is not None else None)
 
-    def ready(self) -> bool:
-        return True
+    def ready(self) -> str:
+        return ray.get_runtime_context().get_node_id()
 
     async def answer(self, question: str, strategy: StrategyChoice) -> HopperResult:
         started = time.monotonic()

@@ -23,6 +23,7 @@ from retrieval.graph.current import rank_current_first
 from retrieval.graph.store import GraphStore
 from retrieval.graph.view import EvidenceGraph
 from retrieval.mmr import mmr
+from retrieval.rerank import Reranker, RerankSettings
 from retrieval.query import (  # noqa: F401  (Retriever, SearchFilter, SearchHit: re-exported from here)
     DEFAULT_MODE, QueryEncoder, QueryVectors, Retriever, SearchFilter, SearchHit, SearchMode)
 from retrieval.store import PassageStore
@@ -45,6 +46,9 @@ class SearchSettings(BaseModel):
     # over framed as history (retrieval.graph.current); False reads the collection as if it had no graph
     prefer_current: bool = True
     current_depth: int = 2  # read k * this many candidates to fill k with current ones (2-fold CV: bench_graph.py)
+    # a second stage (retrieval.rerank) re-orders k * reranker.depth first-stage candidates
+    rerank: bool = False
+    reranker: RerankSettings = RerankSettings()
 
 
 def _cosine(a: list[float], b: list[float]) -> float:
@@ -53,10 +57,13 @@ def _cosine(a: list[float], b: list[float]) -> float:
     return dot / (na * nb) if na and nb else 0.0
 
 
-def mmr_order(query: list[float], candidates: list[list[float]], k: int, lambda_: float) -> list[int]:
-    """Maximal marginal relevance: indices of k candidates, relevant yet unlike each other."""
-    return mmr([_cosine(query, c) for c in candidates], lambda i, j: _cosine(candidates[i], candidates[j]), k,
-               lambda_)
+def mmr_order(query: list[float], candidates: list[list[float]], k: int, lambda_: float,
+              relevance: list[float] | None = None) -> list[int]:
+    """Maximal marginal relevance: indices of k candidates, relevant yet unlike each other. Relevance is
+    the cosine with the query unless given (e.g. from the reranker's order)."""
+    if relevance is None:
+        relevance = [_cosine(query, c) for c in candidates]
+    return mmr(relevance, lambda i, j: _cosine(candidates[i], candidates[j]), k, lambda_)
 
 
 class Corpus:
@@ -105,12 +112,18 @@ class Corpus:
         graph = self.graph() if s.prefer_current else None
         superseded = graph is not None and graph.has_superseded()
         limit = k * s.mmr_depth if mmr else (s.current_depth * k if superseded else k)  # room for current ones
+        if s.rerank:
+            limit = max(limit, k * s.reranker.depth)
         found = self.store.query(self.collection, mode, limit, self.dense.vector_name, dense, sparse, flt,
                                  with_vectors=mmr, fusion_k=s.fusion_k,
                                  fusion_weights=(s.dense_weight, s.sparse_weight))
+        if s.rerank and len(found) > 1:
+            found = [found[i] for i in Reranker(self.dense.embed, s.reranker).rerank(query, [p for _, p in found])]
         if mmr and found:
             vectors = [p.vector[self.dense.vector_name] for p, _ in found]
-            found = [found[i] for i in mmr_order(dense, vectors, k, s.mmr_lambda)]
+            # after the reranker, its order is the relevance MMR trades against diversity
+            relevance = [1.0 - r / len(found) for r in range(len(found))] if s.rerank else None
+            found = [found[i] for i in mmr_order(dense, vectors, k, s.mmr_lambda, relevance)]
         if graph is None:
             return [SearchHit(rank=r, score=float(p.score), passage=passage)
                     for r, (p, passage) in enumerate(found[:k], start=1)]

@@ -29,7 +29,7 @@ from retrieval.search import Corpus, SearchSettings
 from retrieval.store import PassageStore
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-MODES = ("dense", "sparse", "hybrid", "hybrid+mmr")
+MODES = ("dense", "sparse", "hybrid", "hybrid+mmr", "hybrid+rerank")
 KS = (2, 5)
 
 
@@ -51,14 +51,17 @@ def bench_set(dataset: MultihopSet, modes: list[str], search: SearchSettings, de
         cpu = time.process_time()
         summary = ingestor.ingest_documents(dataset.documents, dataset.name)
         cpu = time.process_time() - cpu
-        corpus = Corpus(settings, dataset.name, store=store, dense=ingestor.dense, sparse=ingestor.sparse,
-                        search=search)
+        # the first stage alone, and with the second-stage reranker ("+rerank" modes)
+        corpora = {flag: Corpus(settings, dataset.name, store=store, dense=ingestor.dense, sparse=ingestor.sparse,
+                                search=search.model_copy(update={"rerank": flag})) for flag in (False, True)}
         result = {"set": dataset.name, "documents": summary.documents, "passages": summary.passages,
                   "questions": len(dataset.questions), "model_load_s": round(load_s, 2),
                   "ingest_s": round(summary.seconds, 2), "ingest_cpu_s": round(cpu, 2),
                   "ingest_passages_per_s": round(summary.passages / summary.seconds, 1), "modes": {}}
         for name in modes:
-            mode, mmr = name.removesuffix("+mmr"), name.endswith("+mmr")
+            corpus = corpora[name.endswith("+rerank")]
+            first = name.removesuffix("+rerank")
+            mode, mmr = first.removesuffix("+mmr"), first.endswith("+mmr")
             corpus.search(dataset.questions[0].question, k=max(KS), mode=mode, mmr=mmr)  # warm-up
             latencies, recalls, cpu = [], {k: [] for k in KS}, time.process_time()
             for question in dataset.questions:
@@ -76,7 +79,7 @@ def bench_set(dataset: MultihopSet, modes: list[str], search: SearchSettings, de
     return result
 
 
-def print_table(results: list[dict], default_mode: str) -> None:
+def print_table(results: list[dict], default_mode: str) -> None:  # default_mode: e.g. "hybrid+rerank"
     print(f"\n{'set':<10} {'mode':<12} {'p50 ms':>7} {'p95 ms':>7} {'cpu ms':>7} {'R@2':>6} {'R@5':>6}")
     for r in results:
         for mode, m in r["modes"].items():
@@ -91,8 +94,10 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"folder holding the set folders (default: {DEFAULT_DATA})")
     parser.add_argument("--sets", nargs="+", default=["musique", "hotpotqa"],
                         help="set folders under --data, each with questions.json + corpus.json")
-    parser.add_argument("--modes", nargs="+", default=list(MODES), choices=MODES,
-                        help="search modes to run (default: all)")
+    parser.add_argument("--modes", nargs="+", default=[m for m in MODES if not m.endswith("+rerank")],
+                        choices=MODES, help="search modes to run (default: all without the reranker)")
+    parser.add_argument("--rerank", action="store_true",
+                        help="also run hybrid with the second-stage reranker (retrieval.rerank) beside hybrid")
     parser.add_argument("--fusion-k", type=int, help="override SearchSettings.fusion_k")
     parser.add_argument("--dense-weight", type=float, help="override SearchSettings.dense_weight")
     parser.add_argument("--sparse-weight", type=float, help="override SearchSettings.sparse_weight")
@@ -102,18 +107,19 @@ def main(argv: list[str] | None = None) -> int:
     overrides = {key: value for key, value in (("fusion_k", args.fusion_k), ("dense_weight", args.dense_weight),
                                                ("sparse_weight", args.sparse_weight)) if value is not None}
     search = SearchSettings(**overrides)
+    modes = list(dict.fromkeys([*args.modes, *(["hybrid", "hybrid+rerank"] if args.rerank else [])]))
     # wall-clock figures depend on what else runs: print the load, and CPU time beside wall time
     print(f"search settings: {search.model_dump_json()}; load average {os.getloadavg()[0]:.1f} "
           f"on {os.cpu_count()} CPUs")
     results = []
     for name in args.sets:
         dataset = load_multihop_set(args.data / name)
-        result = bench_set(dataset, args.modes, search, args.dense_batch)
+        result = bench_set(dataset, modes, search, args.dense_batch)
         print(f"{name}: {result['passages']} passages ingested in {result['ingest_s']:.1f} s "
               f"({result['ingest_passages_per_s']:.0f} passages/s, {result['ingest_cpu_s']:.1f} CPU-s; "
               f"models loaded in {result['model_load_s']:.1f} s)")
         results.append(result)
-    print_table(results, search.mode)
+    print_table(results, search.mode + ("+rerank" if search.rerank else ""))
     print(json.dumps({"bench": "retrieval", "search": search.model_dump(), "load_average": os.getloadavg()[0],
                       "results": results}))
     return 0

@@ -19,6 +19,7 @@ import argparse
 import json
 import statistics
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -88,16 +89,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data", default=str(Path(__file__).resolve().parents[1].parent / "shared" / "data"))
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--correct-f1", type=float, default=0.5, help="an answer counts as right at this F1 or more")
+    p.add_argument("--limit", type=int, default=None, help="only the first N questions of each file (to iterate)")
     args = p.parse_args(argv)
+    started = time.perf_counter()
 
     from agents.lm.nlp import TextToolkit
 
     nlp = TextToolkit()
     questions = []  # (golds, analysis, evidence, candidates)
+    sets: list[str] = []  # the dev set of each question
     for path in args.records:
         name = Path(path).name.split("-")[0]
         gold = {q.id: q.answers for q in load_multihop_set(Path(args.data) / name).questions}
-        for record in read_records(Path(path)).values():
+        for record in list(read_records(Path(path)).values())[:args.limit]:
+            sets.append(name)
             ev = evidence_of(record)
             analysis = analyze(nlp, record.question)
             questions.append((gold[record.id], analysis, ev, gather(nlp, analysis, ev)))
@@ -159,8 +164,12 @@ def main(argv: list[str] | None = None) -> int:
         t = best_threshold(predict(train, w, cal))
         chosen.append(t)
         held_out += [(pred, t) for pred in predict(test, w, cal)]
-    cv_preds = [pred for pred, _ in held_out]
-    cv = figures([(c if c >= t else -1.0, *rest) for (c, *rest), t in held_out], 0.0)
+    # held_out is in fold order; back to question order, to split the figures by dev set
+    order = [i for test in folds for i in test]
+    by_question = {i: x for i, x in zip(order, held_out)}
+    cv_preds = [by_question[i][0] for i in range(n)]
+    thresholded = [(c if c >= t else -1.0, *rest) for (c, *rest), t in (by_question[i] for i in range(n))]
+    cv = figures(thresholded, 0.0)
     cv["threshold"] = f"per fold {chosen}"
     w_all, cal_all = fit_all(range(n))
     all_preds = predict(range(n), w_all, cal_all)
@@ -169,6 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"questions: {n}; ranked ones with a right candidate: {len(groups(range(n)))}, their candidates: "
           f"{len(y)} ({int(y.sum())} right at F1 >= {args.correct_f1})")
     print("cross-validated (held-out folds):", json.dumps(cv))
+    for name in dict.fromkeys(sets):
+        mine = [x for x, s in zip(thresholded, sets) if s == name]
+        print(f"  {name}:", json.dumps({k: v for k, v in figures(mine, 0.0).items() if k != "threshold"}))
     print("cv calibration (confidence bucket -> share right):",
           json.dumps(confidence_buckets([(c, f1 >= args.correct_f1) for c, s, em, f1 in cv_preds if s])))
     print("in-sample (all questions):      ", json.dumps(figures(all_preds, t_all)))
@@ -179,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     print("WEIGHTS =", json.dumps(w_all))
     print("CALIBRATION =", json.dumps(cal_all))
     print("MIN_CONFIDENCE =", t_all)
+    print(f"seconds: {time.perf_counter() - started:.1f}")
     return 0
 
 

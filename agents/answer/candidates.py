@@ -24,7 +24,7 @@ from agents.multihop.trace import found_nothing
 from retrieval.documents import PassageText
 
 FEATURES = ("bias", "strategy_span", "hop_votes", "last_hop", "late", "passage_votes", "closeness", "fit",
-            "title", "bridge", "chained", "slot", "words")
+            "title", "bridge", "chained", "slot", "words", "common")
 
 
 class HopEvidence(BaseModel):
@@ -59,7 +59,8 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
     support = sorted({i for h in ev.hops for i in h.supporting}) or list(range(min(3, len(ev.passages))))
     # the question's relation words: what it asks about, less the things it names
     relation = evidence.terms(nlp, analysis.asks_for) or asked
-    titles = {normalize_answer(p.title) for p in ev.passages}
+    titles = {normalize_answer(_PARENTHESES.sub("", p.title)) for p in ev.passages}
+    lowered = " ".join(p.text for p in ev.passages)
     # entities the hops found that the question does not name: the chain's bridges
     bridges = {e.text for h in found for e in nlp.entities(h.answer, evidence.BRIDGE_KINDS)
                if not evidence.mentions(nlp, asked, e.text)}
@@ -80,17 +81,19 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
     for n, hop in enumerate(found):
         title = next((ev.passages[i].title for i in hop.supporting if hop.answer in ev.passages[i].text), "")
         for e, close, in_slot in _entities(nlp, hop.answer, kinds, asked, analysis.answer_type):
-            slot = add(e, close, hop.answer, title, in_slot)
-            slot["hops"].add(n)
-            slot["late"] = max(slot.get("late", 0.0), (n + 1) / len(found))
-            if hop is last:
-                slot["last"] = True
+            for form in forms(e, analysis, ev.question, titles):
+                slot = add(form, close, hop.answer, title, in_slot)
+                slot["hops"].add(n)
+                slot["late"] = max(slot.get("late", 0.0), (n + 1) / len(found))
+                if hop is last:
+                    slot["last"] = True
     for i in support:
         for sentence in nlp.sentences(ev.passages[i].text):
             if not asked & evidence.terms(nlp, sentence):
                 continue
             for e, close, in_slot in _entities(nlp, sentence, kinds, asked, analysis.answer_type):
-                add(e, close * 0.5, sentence, ev.passages[i].title, in_slot)
+                for form in forms(e, analysis, ev.question, titles):
+                    add(form, close * 0.5, sentence, ev.passages[i].title, in_slot)
     span = normalize_answer(ev.strategy_span)
     if span and span not in by_key:
         add(ev.strategy_span, 0.0, "", "")
@@ -112,9 +115,63 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
             "chained": slot.get("chained", 0.0),
             "slot": slot["slot"],
             "words": min(len(key.split()), 6) / 6,
+            "common": float(_common_word(slot["text"], lowered)),
         }
         out.append(Candidate(text=slot["text"], features=features, passages=stated))
+    if analysis.measure in ("duration", "amount"):  # "30 days" for a waiting period, "$1,000" for a deductible
+        measured = [c for c in out if fits_measure(c.text, analysis.measure)]
+        out = measured or out
     return out
+
+
+_PARENTHESES = re.compile(r"\s*\([^)]*\)")
+_POSSESSIVE = re.compile(r"['’]s?$")
+_HONORIFICS = frozenset("senator president king queen prince princess professor prof dr doctor sir dame lord lady "
+                        "judge justice general colonel captain lieutenant major governor mayor minister premier "
+                        "chancellor bishop pope saint mr mrs ms miss".split())
+_YEAR_ASKED = re.compile(r"\b(what|which) year\b", re.I)
+_YEAR = re.compile(r"\b(1\d{3}|20\d{2})s?\b")
+_TIME_UNIT = re.compile(r"\b(seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?)\b", re.I)
+_MONEY = re.compile(r"^[$€£¥]|\b(dollars?|euros?|pounds?|yen|rupees?|francs?|marks?|usd|eur|gbp)\b", re.I)
+
+
+def forms(text: str, analysis: QuestionAnalysis, question: str, titles: set[str]) -> list[str]:
+    """The candidate an entity yields, in the form the question asks for: without a possessive
+    ("Finland's" -> "Finland") or a leading title ("Senator Barnaby Joyce" -> "Barnaby Joyce"); the year of
+    a date when the question asks "what year"; and, beside a longer name, a passage's title inside it
+    ("Queensland Senator Barnaby Joyce" also as "Barnaby Joyce")."""
+    text = _POSSESSIVE.sub("", text.strip())
+    words = text.split()
+    while len(words) > 1 and words[0].lower().rstrip(".") in _HONORIFICS:
+        words = words[1:]
+    text = " ".join(words)
+    if analysis.answer_type == "date" and _YEAR_ASKED.search(question):
+        year = _YEAR.search(text)
+        return [year.group()] if year else [text]
+    out = [text]
+    for n in range(len(words) - 1, 1, -1):  # the longest title inside, at the start or the end
+        for part in (words[:n], words[-n:]):
+            if normalize_answer(" ".join(part)) in titles and " ".join(part) not in out:
+                out.append(" ".join(part))
+        if len(out) > 1:
+            break
+    return out
+
+
+def fits_measure(text: str, measure: str) -> bool:
+    if measure == "duration":
+        return bool(_TIME_UNIT.search(text))
+    if measure == "amount":
+        return bool(_MONEY.search(text))
+    return True
+
+
+def _common_word(text: str, passages_text: str) -> bool:
+    """A one-word name that the passages also write in lower case: a common noun met at a sentence's
+    start or in a heading ("Stage", "Woman"), not a name."""
+    words = text.split()
+    return len(words) == 1 and words[0][:1].isupper() and not words[0].isupper() and bool(
+        re.search(rf"(?<![\w-]){re.escape(words[0].lower())}(?![\w-])", passages_text))
 
 
 # The word before an answer of each type, when the sentence states it as one ("born in X", "by X").

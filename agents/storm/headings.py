@@ -36,6 +36,8 @@ class OutlineParams(BaseModel):
 
     assign_threshold: float = Field(0.20, description="a sentence less similar than this to every candidate "
                                                       "stays unassigned")
+    kind_evidence: float = Field(0.5, ge=0, le=1, description="how much the evidence, against the topic's "
+                                                              "words, decides the article kind")
     kind_prior: float = Field(0.12, description="bonus for the usual sections of the topic's article kind")
     preferred_prior: float = Field(0.04, description="bonus for headings the caller prefers (a draft outline)")
     under_heading: float = Field(0.12, description="bonus for a document heading from the sentences under it")
@@ -53,6 +55,7 @@ class OutlineParams(BaseModel):
     entity_headings: int = Field(0, ge=0, description="at most this many names that recur across the sources "
                                                       "become headings of their own")
     entity_min_sources: int = Field(2, ge=1, description="a name must occur in this many sources")
+    entity_min_share: float = Field(0.0, ge=0, description="and in this share of the evidence sentences")
     entity_place: float = Field(0.0, description="and be at least this similar to the word 'country' or 'city' "
                                                  "(places head sections; people and films seldom do)")
 
@@ -94,14 +97,15 @@ def clean_heading(heading: str) -> str:
     return h.strip(" :.-#*").strip()
 
 
-def article_kind(topic: str, texts: Sequence[str], nlp: TextToolkit) -> ArticleKind:
-    """The article kind whose description best fits the topic (and the evidence, if any)."""
+def article_kind(topic: str, texts: Sequence[str], nlp: TextToolkit, evidence_weight: float = 0.5) -> ArticleKind:
+    """The article kind whose description best fits the topic (and the evidence, if any, weighted
+    `evidence_weight` against the topic's own words)."""
     kinds = [kind_text(k) for k in ARTICLE_KINDS]
     score = similarity([topic], kinds, nlp)[0]
     if texts:
         centroid = vectors(list(texts), nlp, kinds).mean(axis=0)
         centroid /= max(float(np.linalg.norm(centroid)), 1e-9)
-        score = 0.5 * score + 0.5 * (vectors(kinds, nlp, texts) @ centroid if nlp.has_embeddings
+        score = (1 - evidence_weight) * score + evidence_weight * (vectors(kinds, nlp, texts) @ centroid if nlp.has_embeddings
                                      else similarity([" ".join(texts)], kinds, nlp)[0])
     return ARTICLE_KINDS[int(np.argmax(np.round(score, 6)))]
 
@@ -114,7 +118,7 @@ def plan_headings(topic: str, texts: Sequence[str | Excerpt], nlp: TextToolkit, 
     max_headings = p.max_headings if max_headings is None else max_headings
     excerpts = [t if isinstance(t, Excerpt) else Excerpt(text=t) for t in texts]
     sentences = topical_sentences(topic, excerpts, nlp)
-    kind = article_kind(topic, [s.text for s in sentences[:200]], nlp)
+    kind = article_kind(topic, [s.text for s in sentences[:200]], nlp, p.kind_evidence)
     if not sentences:
         return HeadingPlan(kind=kind.name, headings=[], sentences=[])
     docs = [d if isinstance(d, DocumentHeading) else DocumentHeading(heading=d) for d in document_headings]
@@ -249,6 +253,7 @@ def _entity_headings(topic: str, sentences: list[EvidenceSentence], excerpts: li
             if i not in mentions.setdefault(key, []):
                 mentions[key].append(i)
             sources.setdefault(key, set()).add(excerpts[s.source].title or f"#{s.source}")
+    need = max(need, int(np.ceil(p.entity_min_share * len(sentences))))
     found = [k for k in mentions if len(mentions[k]) >= need and len(sources[k]) >= p.entity_min_sources]
     if found and p.entity_place > 0:
         place = similarity([surface[k] for k in found], list(PLACE_WORDS), nlp).max(axis=1)

@@ -25,6 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tag", action="append", default=[], help="only documents with this tag (repeatable)")
     p.add_argument("--exclude-url", action="append", default=[], metavar="URL",
                    help="leave out this URL (repeatable; e.g. the ground-truth page in an evaluation)")
+    p.add_argument("--rerank", action=argparse.BooleanOptionalAction, default=None,
+                   help="re-order a deeper candidate list with the second-stage reranker (default: "
+                        "SearchSettings.rerank, chosen by measurement)")
     p.add_argument("--json", action="store_true", help="print a JSON list")
     add_store_arguments(p)
     p.set_defaults(func=run)
@@ -41,7 +44,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("the query is empty")
     sources = [str(Path(s).resolve()) if Path(s).exists() else s for s in args.source]
     flt = SearchFilter(doc_ids=args.doc, sources=sources, tags=args.tag, exclude_urls=args.exclude_url)
-    corpus = Corpus(store_settings(args), args.collection)
+    from retrieval.search import SearchSettings
+
+    search = SearchSettings() if args.rerank is None else SearchSettings(rerank=args.rerank)
+    corpus = Corpus(store_settings(args), args.collection, search=search)
     try:
         hits = corpus.search(args.query, k=args.k, mode=args.mode, flt=flt, mmr=args.mmr)
     finally:
