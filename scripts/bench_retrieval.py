@@ -9,6 +9,10 @@ table, then one JSON line with all figures.
     python scripts/bench_retrieval.py                      # ../shared/data/{musique,hotpotqa}
     python scripts/bench_retrieval.py --sets musique --modes hybrid
     python scripts/bench_retrieval.py --data /path/to/sets --sets my_set
+    python scripts/bench_retrieval.py --modes hybrid --rerank   # hybrid beside hybrid + the reranker
+
+`--rerank` adds the `hybrid+rerank` rows: the second stage (`retrieval.rerank`, weights from
+`scripts/cv_rerank.py`) over the same first stage, its latency included.
 """
 
 from __future__ import annotations

@@ -20,8 +20,9 @@ from agents.lm.steps import Step
 from agents.lm.text.entities import EntityKind
 
 AnswerType = Literal["person", "place", "date", "number", "yes_no", "comparison", "list", "free_text"]
-# What a number answer measures: a duration ("30 days"), a sum of money ("$1,000"), a count ("4").
-Measure = Literal["", "duration", "amount", "count"]
+# What a number answer measures: a duration ("30 days"), a sum of money ("$1,000"), a count ("4", "2,913,123"),
+# a size in units of length, area, weight ... ("6.8 inches"), a share ("12%").
+Measure = Literal["", "duration", "amount", "count", "size", "percent"]
 
 # The entity kinds a candidate of each type may be.
 TYPE_KINDS: dict[str, tuple[EntityKind, ...]] = {
@@ -61,8 +62,11 @@ for _words, _typed in [
     ("period duration wait waiting lifespan tenure delay runtime", ("number", "duration")),
     ("deductible limit sublimit fee cost price premium amount payment payout charge fine salary wage budget "
      "revenue debt payable copay copayment coinsurance reimbursement allowance rent tax toll fare worth", ("number", "amount")),
-    ("population percentage percent age height length distance weight capacity speed temperature "
-     "snowfall rainfall elevation altitude depth width attendance", ("number", "")),
+    ("population capacity attendance enrollment enrolment membership", ("number", "count")),
+    ("height length distance weight speed temperature snowfall rainfall precipitation elevation altitude "
+     "depth width", ("number", "size")),
+    ("percentage percent share", ("number", "percent")),
+    ("age", ("number", "")),
     ("city country county state town location region place continent province island village river district "
      "nation territory capital birthplace headquarters neighborhood neighbourhood suburb municipality borough "
      "street address lake mountain sea ocean", ("place", "")),
@@ -84,7 +88,9 @@ class QuestionAnalysis(BaseModel):
     """The answer type, the entities the question names, and for a comparison its two options."""
 
     answer_type: AnswerType
-    measure: Measure = Field("", description="number answers: duration, amount (of money), count, or '' for any")
+    measure: Measure = Field("", description="number answers: duration, amount (of money), count, size (in units), "
+                                             "percent, or '' for any")
+    head: str = Field("", description="the word(s) naming what is asked, e.g. 'spouse', 'waiting period'")
     entities: list[str] = Field(default_factory=list, description="the things the question names")
     options: list[str] = Field(default_factory=list, description="comparison: the two things compared")
     asks_for: str = Field("", description="the asked-for attribute in the question's words, e.g. 'birth date'")
@@ -122,45 +128,48 @@ def analyze(nlp: TextToolkit, question: str) -> QuestionAnalysis:
     entities = question_entities(nlp, q)
     options = choice_options(nlp, q)
     measure: Measure = ""
+    kind, measure, head = asked_type(q)
     if options and (_CHOICE.search(q) or _AUXILIARY.search(q)):
-        kind: AnswerType = "comparison"
+        kind, measure = "comparison", ""
     elif _AUXILIARY.search(q):
-        kind = "yes_no"
+        kind, measure = "yes_no", ""
     elif _LIST.search(q):
-        kind = "list"
-    else:
-        kind, measure = asked_type(q)
+        kind, measure = "list", ""
+    named = {w.lower() for e in entities for w in e.split()}
     return QuestionAnalysis(answer_type=kind, measure=measure, entities=entities,
+                            head=" ".join(w for w in head if w not in named),
                             options=options if kind == "comparison" else [],
                             asks_for=asked_attribute(nlp, q, entities))
 
 
-def asked_type(question: str) -> tuple[AnswerType, Measure]:
+def asked_type(question: str) -> tuple[AnswerType, Measure, list[str]]:
     """The answer type from the question word of the asking clause and the head noun of its phrase:
     "who" a person, "where" a place, "when" a date, "how many/much/long" a number (count, amount,
-    duration), "what/which X" by X ("what year" a date, "what waiting period" a duration, "which city" a place)."""
+    duration), "what/which X" by X ("what year" a date, "what waiting period" a duration, "which city" a
+    place); and that phrase's words ("Who is the spouse of X?" -> spouse)."""
     clause = [c for c in _CLAUSES.split(question) if c.strip()]
     asking = next((c for c in reversed(clause) if re.search(rf"\b({_WH})\b", c, re.I)), question)
     m = _FRONTED.match(asking) or _WHAT.search(asking) or _IN_PLACE.search(asking) or _ANY_WH.search(asking)
     if not m:
-        return "free_text", ""
+        return "free_text", "", []
     word, rest = m.group(1).lower(), asking[m.end(1):]
+    head = head_phrase(rest)
     if word in ("who", "whom", "whose"):
-        return "person", ""
+        return "person", "", head
     if word == "where":
-        return "place", ""
+        return "place", "", []
     if word == "when":
-        return ("number", "duration") if _RELATIVE_TIME.search(rest) else ("date", "")
+        return ("number", "duration", []) if _RELATIVE_TIME.search(rest) else ("date", "", [])
     if word == "how":
         how = re.match(r"\s+(\w+)(?:\s+(\w+))?", rest)
         if not how or how.group(1).lower() not in _HOW:
-            return "free_text", ""
+            return "free_text", "", []
         if how.group(1).lower() == "long" and (how.group(2) or "").lower() == "ago":
-            return "date", ""
+            return "date", "", []
         if how.group(1).lower() == "many" and (how.group(2) or "").lower() in _TIME_UNITS:
-            return "number", "duration"
-        return "number", _HOW[how.group(1).lower()]  # type: ignore[return-value]
-    return _typed_head(head_phrase(rest))
+            return "number", "duration", []
+        return "number", _HOW[how.group(1).lower()], head[1:]  # type: ignore[return-value]
+    return (*_typed_head(head), head)
 
 
 def head_phrase(after_wh: str) -> list[str]:

@@ -24,7 +24,7 @@ from agents.multihop.trace import found_nothing
 from retrieval.documents import PassageText
 
 FEATURES = ("bias", "strategy_span", "hop_votes", "last_hop", "late", "passage_votes", "closeness", "fit",
-            "title", "bridge", "chained", "slot", "words", "common")
+            "title", "bridge", "chained", "slot", "words", "common", "head")
 
 
 class HopEvidence(BaseModel):
@@ -59,6 +59,7 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
     support = sorted({i for h in ev.hops for i in h.supporting}) or list(range(min(3, len(ev.passages))))
     # the question's relation words: what it asks about, less the things it names
     relation = evidence.terms(nlp, analysis.asks_for) or asked
+    head = evidence.terms(nlp, analysis.head)  # the word naming what is asked ("spouse", "waiting period")
     titles = {normalize_answer(_PARENTHESES.sub("", p.title)) for p in ev.passages}
     lowered = " ".join(p.text for p in ev.passages)
     # entities the hops found that the question does not name: the chain's bridges
@@ -68,12 +69,15 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
 
     def add(text: str, closeness: float, sentence: str, title: str, in_slot: float = 0.0) -> dict:
         key = normalize_answer(text)
-        slot = by_key.setdefault(key, {"text": text, "hops": set(), "closeness": 0.0, "fit": 0.0, "slot": 0.0})
+        slot = by_key.setdefault(key, {"text": text, "hops": set(), "closeness": 0.0, "fit": 0.0, "slot": 0.0,
+                                       "head": 0.0})
         slot["closeness"] = max(slot["closeness"], closeness)
         slot["slot"] = max(slot["slot"], in_slot)
         have = evidence.terms(nlp, f"{title} {sentence}")
         fit = sum(evidence.related(t, have) for t in relation) / len(relation) if relation else 0.0
         slot["fit"] = max(slot["fit"], fit)
+        if head:
+            slot["head"] = max(slot["head"], sum(evidence.related(t, have) for t in head) / len(head))
         if any(evidence.mentions(nlp, have, b) for b in bridges if normalize_answer(b) != key):
             slot["chained"] = 1.0
         return slot
@@ -116,11 +120,11 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
             "slot": slot["slot"],
             "words": min(len(key.split()), 6) / 6,
             "common": float(_common_word(slot["text"], lowered)),
+            "head": slot["head"],
         }
         out.append(Candidate(text=slot["text"], features=features, passages=stated))
-    if analysis.measure in ("duration", "amount"):  # "30 days" for a waiting period, "$1,000" for a deductible
-        measured = [c for c in out if fits_measure(c.text, analysis.measure)]
-        out = measured or out
+    if analysis.measure:  # "30 days" for a waiting period, "$1,000" for a deductible, "2,913,123" for a population
+        out = [c for c in out if fits_measure(c.text, analysis.measure)] or out
     return out
 
 
@@ -133,6 +137,10 @@ _YEAR_ASKED = re.compile(r"\b(what|which) year\b", re.I)
 _YEAR = re.compile(r"\b(1\d{3}|20\d{2})s?\b")
 _TIME_UNIT = re.compile(r"\b(seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?)\b", re.I)
 _MONEY = re.compile(r"^[$€£¥]|\b(dollars?|euros?|pounds?|yen|rupees?|francs?|marks?|usd|eur|gbp)\b", re.I)
+_SIZE_UNIT = re.compile(r"\d\s?(°|(ft|feet|foot|m|metres?|meters?|km|kilometres?|kilometers?|mi|miles?|inch|inches|in|cm|"
+                        r"mm|kg|g|lbs?|pounds|tons?|tonnes?|degrees?|mph|km/h|acres?|hectares?|ha|sq|square|"
+                        r"knots?|litres?|liters?|gallons?)\b)", re.I)
+_BARE_YEAR = re.compile(r"^(1[5-9]\d\d|20\d\d)$")
 
 
 def forms(text: str, analysis: QuestionAnalysis, question: str, titles: set[str]) -> list[str]:
@@ -159,10 +167,19 @@ def forms(text: str, analysis: QuestionAnalysis, question: str, titles: set[str]
 
 
 def fits_measure(text: str, measure: str) -> bool:
+    """Whether a number candidate is of the kind the question measures."""
+    duration, money, size = bool(_TIME_UNIT.search(text)), bool(_MONEY.search(text)), bool(_SIZE_UNIT.search(text))
+    percent = "%" in text or bool(re.search(r"\bper ?cent\b", text, re.I))
     if measure == "duration":
-        return bool(_TIME_UNIT.search(text))
+        return duration
     if measure == "amount":
-        return bool(_MONEY.search(text))
+        return money
+    if measure == "size":
+        return size
+    if measure == "percent":
+        return percent
+    if measure == "count":  # a bare number or a number of things; not a year, a length or a sum
+        return not (duration or money or size or percent or _BARE_YEAR.match(text.strip()))
     return True
 
 

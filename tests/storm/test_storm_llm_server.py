@@ -99,3 +99,25 @@ def test_chain_ask_completes_and_cites_on_a_small_instruct_model(home):
     assert usage["calls"] >= 3 and usage["fallback_calls"] <= usage["calls"]
     reported = re.match(r"(\d+) of (\d+) calls fell back to the extractive model", usage["fallback_summary"])
     assert reported and int(reported[1]) == usage["fallback_calls"] and int(reported[2]) == usage["calls"]
+
+
+def test_the_report_agent_goes_on_when_the_server_ignores_tools(home, llama_server):
+    """llama.cpp's server (chat format chatml) ignores `tools` and answers in prose: the agent must see
+    that no tool was called, never take the prose for a result, and ask for its decisions as JSON."""
+    base, _ = home
+    react = f"react={llama_server.model}@{llama_server.base_url}"
+    done = raystorm("report", "Harborline Mutual flood coverage", "-c", "ex", "--data-dir", str(base / "home"),
+                    "--out", str(base / "react"), "--personas", "1", "--turns", "1", "--writer", "react",
+                    "--react-max-calls", "2", "--role-llm", react, "--llm-max-tokens", "160", "--llm-timeout", "300",
+                    "--llm-retries", "1")
+
+    assert done.returncode == 0, done.stderr[-2000:]
+    run_dir = base / "react" / "Harborline_Mutual_flood_coverage"
+    calls = [json.loads(line) for line in (run_dir / "llm_call_history.jsonl").read_text().splitlines()]
+    choose = [c for c in calls if c["step"] == "report.react.choose"]
+    assert choose[0]["output_mode"] == "tools" and choose[0]["fallback"] == "extractive"  # prose twice: no call
+    assert all(c["output_mode"] != "tools" for c in choose[1:])  # asked as JSON from then on
+    log = [json.loads(line) for line in (run_dir / "agent_log.jsonl").read_text().splitlines()]
+    results = {e["call_id"] for e in log if e["kind"] == "tool_result"}
+    assert results and results == {e["call_id"] for e in log if e["kind"] == "tool_call"}
+    assert (run_dir / "report.md").read_text().startswith("# Harborline Mutual flood coverage")
