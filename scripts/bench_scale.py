@@ -1,0 +1,335 @@
+"""How raystorm scales with the number of topics when a remote LLM's latency sets the time.
+
+For each size N of `--topics 1,4,16,64`, N distinct topics over the bundled example corpus (its
+documents' titles x a few aspects) go through `raystorm report --topics FILE --distributed` (a
+subprocess, as users run it) on the chat path, against the stand-in endpoint
+(`scripts/llm_endpoint.py`, started here: `--latency-ms` per request, at most `--cap` requests in
+flight, answering 429 beyond; raystorm's `--llm-concurrency` is set to the cap). Per size it prints:
+
+- wall seconds (start-up included) and start-up seconds (until every actor was up);
+- model calls (HTTP requests the endpoint served) and steps (llm_call_history.jsonl lines);
+- the critical-path bound: the longest chain of calls that must follow one another, counted per
+  topic from what the run recorded by `bench_cluster.chain_of`, times the latency; wall / bound;
+- the peak of concurrent requests the endpoint saw (its request log);
+- peak RSS of the driver and of the Ray actor processes (largest one, and all together), and the
+  CPU seconds of driver, actors and Ray's own daemons, sampled from /proc during the run.
+
+`--in-process` adds the baseline: the same topics through `raystorm report` without Ray, one
+topic after another (the stand-in for STORM's own way of running several topics). `--fail-rate
+0.1` fails that share of requests (429/500/timeout/truncated/junk mixed) and checks that every
+report completed and that no information table holds a snippet twice. One JSON line per size at
+the end:
+
+    python scripts/bench_scale.py --topics 1,4,16 --personas 3 --latency-ms 1000
+    python scripts/bench_scale.py --topics 16 --fail-rate 0.1 --llm-timeout 5
+    python scripts/bench_scale.py --topics 4 --in-process --address auto
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+from bench_cluster import chain_of  # noqa: E402  (one copy of the critical-path count)
+from llm_endpoint import peak_concurrency, start_endpoint  # noqa: E402
+
+CORPUS = ROOT / "retrieval" / "example_corpus"
+ASPECTS = ["", "history and changes", "coverage and exclusions", "claims and procedures", "costs and limits"]
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--topics", default="1,4,16", help="sizes, comma-separated (default 1,4,16)")
+    p.add_argument("--personas", type=int, default=3, help="personas besides the basic fact writer (default 3)")
+    p.add_argument("--turns", type=int, default=3, help="questions per conversation (default 3)")
+    p.add_argument("--latency-ms", type=float, default=1000.0, help="endpoint latency per request (default 1000)")
+    p.add_argument("--latency", default=None, help="an endpoint latency spec instead, e.g. "
+                   "lognormal:median=1000,sigma=0.5 (the bound then uses the median)")
+    p.add_argument("--cap", type=int, default=256, help="endpoint's concurrent-request cap = --llm-concurrency")
+    p.add_argument("--fail-rate", type=float, default=0.0, help="share of requests that fail (default 0)")
+    p.add_argument("--fail-mix", default=None, help="failure kinds and weights (llm_endpoint.py --fail-mix)")
+    p.add_argument("--llm-timeout", type=float, default=None, help="raystorm's per-request limit (with failures: "
+                   "a stalled request waits this long; default 3x the latency, at least 5 s)")
+    p.add_argument("--llm-retries", type=int, default=8)
+    p.add_argument("--address", default=None, help="join this Ray cluster (the endpoint then binds 0.0.0.0)")
+    p.add_argument("--writers", type=int, default=None, help="PersonaWriter actors (default: raystorm's sizing)")
+    p.add_argument("--experts", type=int, default=None, help="Expert actors (default: raystorm's sizing)")
+    p.add_argument("--cluster-pid", type=int, default=None, help="with --address on this machine: the pid of "
+                   "`ray start --head --block`, whose descendants (the actors) are sampled too")
+    p.add_argument("--in-process", action="store_true", help="also run each size in process, topic by topic")
+    p.add_argument("--only-in-process", action="store_true", help="only the in-process baseline")
+    p.add_argument("--sample-s", type=float, default=0.5, help="RSS/CPU sampling period (default 0.5)")
+    p.add_argument("--keep", metavar="DIR", help="keep the data dir, runs and endpoint logs here")
+    p.add_argument("--results", metavar="FILE.jsonl", help="append each size's JSON line to this file")
+    p.add_argument("--plot", metavar="FILE.png", help="plot wall time against topics from --results (every "
+                   "line in it, this run's included; needs matplotlib: pip install -e '.[bench]')")
+    return p.parse_args()
+
+
+def topic_list(n: int) -> list[str]:
+    """N distinct topics: each document's title, then the titles with an aspect."""
+    titles = []
+    for path in sorted(CORPUS.glob("*.md")):
+        m = re.search(r"^title:\s*(.+)$", path.read_text(), re.MULTILINE)
+        titles.append(m.group(1).strip() if m else path.stem.replace("-", " "))
+    topics = [f"{t} {a}".strip() for a in ASPECTS for t in titles]
+    if n > len(topics):
+        raise SystemExit(f"at most {len(topics)} topics can be made from the corpus, asked for {n}")
+    return topics[:n]
+
+
+def raystorm(*args: str) -> list[str]:
+    return [sys.executable, "-m", "cluster.cli", *args]
+
+
+class Sampler(threading.Thread):
+    """Peak RSS and last CPU times of the driver, the Ray actor processes and Ray's daemons, from /proc."""
+
+    TICK = os.sysconf("SC_CLK_TCK")
+
+    def __init__(self, driver_pid: int, period_s: float, cluster_pid: int | None = None):
+        super().__init__(daemon=True)
+        self.roots = [driver_pid] + ([cluster_pid] if cluster_pid else [])
+        self.driver_pid = driver_pid
+        self.period_s = period_s
+        self.stop_event = threading.Event()
+        self.peak: dict[int, float] = {}  # pid -> MB
+        self.cpu: dict[int, float] = {}  # pid -> seconds, last seen
+        self.kind: dict[int, str] = {}
+        self.peak_actors_total = 0.0
+        self.names: dict[int, str] = {}  # actor pid -> its class (Expert, PersonaWriter, ...)
+
+    def classify(self, pid: int, cmd: str) -> str | None:
+        if pid == self.driver_pid:
+            return "driver"
+        if cmd.startswith(("ray::DashboardAgent", "ray::RuntimeEnvAgent")):  # Ray's own per-node agents
+            return "ray"
+        if cmd.startswith("ray::"):  # Ray names a worker process after the actor it hosts
+            return "actor" if not cmd.startswith(("ray::IDLE", "ray::idle")) else "idle_worker"
+        if "default_worker.py" in cmd:
+            return "idle_worker"
+        if any(d in cmd for d in ("raylet", "gcs_server", "dashboard", "log_monitor", "monitor.py",
+                                   "runtime_env", "ray/_private")):
+            return "ray"
+        return None
+
+    def sample(self, pid: int) -> tuple[str, float, float] | None:
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+            status = Path(f"/proc/{pid}/status").read_text()
+            stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return None
+        m = re.search(r"^VmRSS:\s+(\d+) kB", status, re.MULTILINE)
+        return cmd, (int(m.group(1)) / 1024 if m else 0.0), (int(stat[11]) + int(stat[12])) / self.TICK
+
+    def ours(self) -> set[int]:
+        """The driver and its descendants (a local Ray's daemons and workers), and with `--cluster-pid`
+        that process's (the `ray start --head --block` of the cluster the run joins)."""
+        parent: dict[int, int] = {}
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                try:
+                    parent[int(entry.name)] = int(Path(f"/proc/{entry.name}/stat").read_text().rsplit(")", 1)[1].split()[1])
+                except (OSError, ValueError, IndexError):
+                    pass
+        found, frontier = set(self.roots), list(self.roots)
+        while frontier:
+            children = [p for p, pp in parent.items() if pp in frontier and p not in found]
+            found.update(children)
+            frontier = children
+        return found
+
+    def run(self) -> None:
+        while not self.stop_event.is_set():
+            total = 0.0
+            for pid in self.ours():
+                seen = self.sample(pid)
+                if seen is None:
+                    continue
+                cmd, rss, cpu = seen
+                kind = self.classify(pid, cmd)
+                if kind is None:
+                    continue
+                if self.kind.get(pid) != "actor":  # once an actor, always counted as one
+                    self.kind[pid] = kind
+                if kind == "actor":
+                    self.names[pid] = cmd.split()[0].removeprefix("ray::").split("[")[0]
+                self.peak[pid] = max(self.peak.get(pid, 0.0), rss)
+                self.cpu[pid] = cpu
+                if self.kind[pid] == "actor":
+                    total += rss
+            self.peak_actors_total = max(self.peak_actors_total, total)
+            self.stop_event.wait(self.period_s)
+
+    def summary(self) -> dict:
+        def of(kind):
+            return [pid for pid, k in self.kind.items() if k == kind]
+        actors = of("actor")
+        return {"rss_mb": {"driver": round(max((self.peak[p] for p in of("driver")), default=0.0), 1),
+                           "actor_max": round(max((self.peak[p] for p in actors), default=0.0), 1),
+                           "actors_total": round(self.peak_actors_total, 1), "actors": len(actors)},
+                "cpu_s": {k: round(sum(self.cpu[p] for p in of(k)), 1)
+                          for k in ("driver", "actor", "idle_worker", "ray")},
+                "by_actor": {name: {"n": len(pids), "cpu_s": round(sum(self.cpu[p] for p in pids), 1),
+                                    "rss_mb_max": round(max(self.peak[p] for p in pids), 1)}
+                             for name in sorted(set(self.names.values()))
+                             for pids in [[p for p, n in self.names.items() if n == name]]}}
+
+
+def run_size(n: int, args, home: Path, base: Path, distributed: bool) -> dict:
+    label = "raystorm" if distributed else "raystorm-in-process"
+    work = base / f"{label}-{n}"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    topics = topic_list(n)
+    (work / "topics.txt").write_text("\n".join(topics) + "\n")
+    latency = args.latency or f"fixed:{args.latency_ms:g}"
+    latency_s = (float(re.search(r"median=([\d.]+)", latency).group(1)) if latency.startswith("lognormal")
+                 else float(latency.split(":")[1])) / 1000.0
+    timeout = args.llm_timeout or max(5.0, 3 * latency_s)
+    endpoint = start_endpoint(latency=latency, max_concurrency=args.cap, fail_rate=args.fail_rate,
+                              fail_mix=args.fail_mix, stall_s=timeout * 2, log_path=work / "endpoint.jsonl",
+                              host="0.0.0.0" if args.address else "127.0.0.1")
+    url = endpoint.url  # on a cluster, actors on other nodes reach it at this machine's address
+    if args.address:
+        url = url.replace("127.0.0.1", socket.gethostbyname(socket.gethostname()))
+    cmd = raystorm("report", "--topics", str(work / "topics.txt"), "-c", "example", "--data-dir", str(home),
+                   "--out", str(work / "out"), "--personas", str(args.personas), "--turns", str(args.turns),
+                   "--llm", "standin", "--llm-base-url", url, "--llm-concurrency", str(args.cap),
+                   "--llm-timeout", f"{timeout:g}", "--llm-retries", str(args.llm_retries), "--no-llm-cache")
+    if distributed:
+        cmd += ["--address", args.address] if args.address else ["--distributed"]
+        cmd += [f for flag, v in (("--writers", args.writers), ("--experts", args.experts)) if v
+                for f in (flag, str(v))]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    started = time.perf_counter()
+    ready_at: list[float] = []
+    with (work / "stderr.txt").open("w") as err_file:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        sampler = Sampler(proc.pid, args.sample_s, cluster_pid=args.cluster_pid if distributed else None)
+        sampler.start()
+        for line in proc.stderr:
+            if not ready_at and re.search(r"\d+ writers and \d+ experts on", line):
+                ready_at.append(time.perf_counter())
+            err_file.write(f"{time.perf_counter() - started:8.2f} {line}")
+        rc = proc.wait()
+    wall = time.perf_counter() - started
+    sampler.stop_event.set()
+    sampler.join()
+    endpoint.stop()
+    log = endpoint.requests()
+    folders = [d for d in sorted((work / "out").iterdir()) if d.is_dir()] if (work / "out").exists() else []
+    done = [d for d in folders if (d / "report.md").exists()]
+    if rc != 0 or len(done) != n:
+        tail = (work / "stderr.txt").read_text().splitlines()[-15:]
+        raise SystemExit(f"{label} at {n} topics: exit {rc}, {len(done)} of {n} reports\n" + "\n".join(tail))
+    chains, steps = zip(*(chain_of(d, args.turns) for d in done))
+    bound = max(chains) * latency_s
+    duplicates = sum(duplicate_snippets(d) for d in done)
+    outcomes: dict[str, int] = {}
+    for e in log:
+        outcomes[e["outcome"]] = outcomes.get(e["outcome"], 0) + 1
+    return {"system": label, "topics": n, "personas": args.personas + 1, "turns": args.turns,
+            "writers": args.writers, "experts": args.experts,
+            "latency": latency, "cap": args.cap, "fail_rate": args.fail_rate, "wall_s": round(wall, 2),
+            "startup_s": round(ready_at[0] - started, 2) if ready_at else None,
+            "critical_path_calls": max(chains), "critical_path_s": round(bound, 2),
+            "wall_over_bound": round(wall / bound, 3) if bound else None,
+            "calls": len(log), "steps": sum(steps), "outcomes": outcomes, "peak_concurrency": peak_concurrency(log),
+            **sampler.summary(), "reports": len(done), "duplicate_snippets": duplicates,
+            "loadavg": open("/proc/loadavg").read().split()[:3]}
+
+
+def duplicate_snippets(folder: Path) -> int:
+    """Snippets the topic's information table holds twice (url_to_info.json: one entry per URL)."""
+    info = json.loads((folder / "url_to_info.json").read_text())
+    extra = 0
+    for entry in (info.get("url_to_info") or {}).values():
+        snippets = entry.get("snippets") or []
+        extra += len(snippets) - len(set(snippets))
+    urls = info.get("url_to_unified_index") or {}
+    extra += len(urls) - len(set(urls.values()))  # two URLs sharing one citation number
+    return extra
+
+
+def main() -> None:
+    args = parse_args()
+    sizes = [int(s) for s in args.topics.split(",") if s.strip()]  # none: only --plot
+    base = Path(args.keep or tempfile.mkdtemp(prefix="raystorm-scale-"))
+    base.mkdir(parents=True, exist_ok=True)
+    home = base / "home"
+    results = []
+    try:
+        if sizes:
+            subprocess.run(raystorm("ingest", str(CORPUS), "--collection", "example", "--data-dir", str(home), "-q"),
+                           cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True, stdout=subprocess.DEVNULL)
+        print(f"{os.cpu_count()} CPUs, load average {open('/proc/loadavg').read().split()[:3]}, "
+              f"{args.personas + 1} personas x {args.turns} turns, cap {args.cap}", flush=True)
+        for n in sizes:
+            modes = ([False] if args.only_in_process else [True] + ([False] if args.in_process else []))
+            for distributed in modes:
+                r = run_size(n, args, home, base, distributed)
+                results.append(r)
+                print(f"{r['system']:>20} {n:3d} topics: {r['wall_s']:8.1f} s wall ({r['startup_s']} s start-up), "
+                      f"bound {r['critical_path_s']:.1f} s ({r['critical_path_calls']} calls) -> "
+                      f"{r['wall_over_bound']}x; {r['calls']} requests, peak {r['peak_concurrency']} in flight; "
+                      f"RSS driver {r['rss_mb']['driver']} MB, actor max {r['rss_mb']['actor_max']} MB "
+                      f"({r['rss_mb']['actors']} actors, {r['rss_mb']['actors_total']} MB); "
+                      f"CPU {r['cpu_s']}; duplicates {r['duplicate_snippets']}", flush=True)
+    finally:
+        if not args.keep:
+            shutil.rmtree(base, ignore_errors=True)
+    for r in results:
+        print(json.dumps(r))
+    if args.results:
+        with open(args.results, "a") as f:
+            f.writelines(json.dumps(r) + "\n" for r in results)
+    if args.plot:
+        if not args.results:
+            raise SystemExit("--plot draws the lines of --results FILE: give it")
+        plot([json.loads(line) for line in Path(args.results).read_text().splitlines() if line.strip()], args.plot)
+
+
+def plot(rows: list[dict], path: str) -> None:
+    """Wall seconds against topics, one line per system (clean runs; fault runs as points)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.5, 3.4), dpi=120)
+    for system in sorted({r["system"] for r in rows}):
+        clean = sorted((r["topics"], r["wall_s"]) for r in rows if r["system"] == system and not r["fail_rate"])
+        if clean:
+            ax.plot(*zip(*clean), marker="o", label=system)
+        faulty = [(r["topics"], r["wall_s"]) for r in rows if r["system"] == system and r["fail_rate"]]
+        if faulty:
+            ax.scatter(*zip(*faulty), marker="x", color="red", label=f"{system}, 10% failing requests")
+    bounds = sorted({(r["topics"], r["critical_path_s"]) for r in rows if r["system"] == "raystorm"})
+    if bounds:
+        ax.plot(*zip(*bounds), linestyle="--", color="gray", label="critical path")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("topics (4 personas x 3 turns, 1 s per LLM call)")
+    ax.set_ylabel("wall seconds")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+if __name__ == "__main__":
+    main()
