@@ -5,12 +5,21 @@
 Reads benchmark records (`raystorm bench multihop --out FILE.jsonl`, written
 before the answer layer existed or with it: the strategy's own span is the
 record's `strategy_span`, else its `short_answer`), rebuilds each question's
-evidence (hops, supporting passages, the first retrieved ones), and per fold:
-fits the candidate model (logistic regression over `candidates.FEATURES`, L2) on
-the other folds' candidates, picks the threshold that maximises the training
-folds' utility (each answered question scores 2·F1 − 1, an abstention 0), and
-scores the held-out fold. Prints the held-out figures (what to report), the
-in-sample ones beside them, and the weights and threshold fitted on all questions.
+evidence (hops, supporting passages, the first retrieved ones) and its
+candidates (once), and per fold (by question, both sets in every fold):
+
+- fits the candidate model (a conditional logit over `candidates.FEATURES`,
+  L2) on the other folds, its L2 strength chosen among `L2_GRID` by an inner
+  cross-validation on those folds alone;
+- fits the confidence calibration (logistic, on the chosen candidate's share
+  and score) and picks the threshold that maximises the training folds' utility
+  (each answered question scores 2·F1 − 1, an abstention 0);
+- scores the held-out fold.
+
+Prints the held-out figures (what to report) over all questions and per dev
+set, the held-out calibration by confidence bucket, the in-sample figures
+beside them, the weights, calibration and threshold fitted on all questions,
+and the seconds it took.
 """
 
 from __future__ import annotations
@@ -29,11 +38,12 @@ from agents.answer.candidates import FEATURES, Evidence, HopEvidence, gather
 from agents.answer.fusion import fuse, rank, score
 from agents.multihop.evaluation import BenchRecord, confidence_buckets, read_records
 from agents.multihop.metrics import exact_match, f1_score
-from retrieval.documents import PassageText
 from retrieval.datasets import load_multihop_set
+from retrieval.documents import PassageText
 
 OTHER_PASSAGES = 5
 THRESHOLDS = [round(0.05 * i, 2) for i in range(0, 20)]
+L2_GRID = (0.3, 1.0, 3.0, 10.0, 30.0)
 
 
 def evidence_of(record: BenchRecord) -> Evidence:
@@ -58,39 +68,51 @@ def decided(analysis) -> bool:
 
 def fit_choice(groups: list[tuple[np.ndarray, np.ndarray]], l2: float = 1.0, steps: int = 1500,
                lr: float = 0.5) -> np.ndarray:
-    """Conditional logit: per question, a softmax over its candidates; maximise the right ones' share."""
-    w = np.zeros(groups[0][0].shape[1])
+    """Conditional logit: per question, a softmax over its candidates; maximise the right ones' share.
+    Gradient descent over all questions' candidates at once (the bias, column 0, is not penalised)."""
+    x = np.concatenate([g[0] for g in groups])
+    sizes = np.array([len(g[1]) for g in groups])
+    starts = np.r_[0, np.cumsum(sizes)[:-1]]
+    of = np.repeat(np.arange(len(groups)), sizes)
+    target = np.concatenate([g[1] / g[1].sum() for g in groups])
+    w = np.zeros(x.shape[1])
     for _ in range(steps):
-        grad = np.zeros_like(w)
-        for x, y in groups:
-            z = x @ w
-            p = np.exp(z - z.max())
-            p /= p.sum()
-            target = y / y.sum()
-            grad += x.T @ (p - target)
-        grad = grad / len(groups) + l2 * np.r_[0, w[1:]] / len(groups)
+        z = x @ w
+        p = np.exp(z - np.maximum.reduceat(z, starts)[of])
+        p /= np.add.reduceat(p, starts)[of]
+        grad = (x.T @ (p - target) + l2 * np.r_[0, w[1:]]) / len(groups)
         w -= lr * grad
     return w
 
 
 def fit(x: np.ndarray, y: np.ndarray, l2: float = 1.0, steps: int = 3000, lr: float = 0.1) -> np.ndarray:
-    """Logistic regression by gradient descent (the bias, column 0, is not penalised)."""
+    """Logistic regression by projected gradient descent (the bias, column 0, is not penalised). The other
+    coefficients stay >= 0: a confidence never falls as the winner's share or score rises."""
     w = np.zeros(x.shape[1])
     for _ in range(steps):
         p = 1 / (1 + np.exp(-x @ w))
         grad = x.T @ (p - y) / len(y) + l2 * np.r_[0, w[1:]] / len(y)
         w -= lr * grad
+        w[1:] = np.maximum(w[1:], 0.0)
     return w
+
+
+def folds_of(ids: list[int], k: int) -> list[list[int]]:
+    """Interleaved folds: questions of every dev set in each."""
+    return [ids[i::k] for i in range(k)]
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("records", nargs="+", help="benchmark .jsonl files (one per dev set)")
+    p.add_argument("records", nargs="+", help="benchmark .jsonl files (one per dev set, named SET-STRATEGY.jsonl)")
     p.add_argument("--data", default=str(Path(__file__).resolve().parents[1].parent / "shared" / "data"))
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--correct-f1", type=float, default=0.5, help="an answer counts as right at this F1 or more")
     p.add_argument("--limit", type=int, default=None, help="only the first N questions of each file (to iterate)")
+    p.add_argument("--errors", action="store_true", help="print each question's held-out answer beside the gold one")
     args = p.parse_args(argv)
+    if args.folds < 2:
+        p.error("--folds must be at least 2")
     started = time.perf_counter()
 
     from agents.lm.nlp import TextToolkit
@@ -102,12 +124,15 @@ def main(argv: list[str] | None = None) -> int:
         name = Path(path).name.split("-")[0]
         gold = {q.id: q.answers for q in load_multihop_set(Path(args.data) / name).questions}
         for record in list(read_records(Path(path)).values())[:args.limit]:
+            if record.id not in gold:
+                raise SystemExit(f"{path}: question {record.id} is not in {Path(args.data) / name}")
             sets.append(name)
             ev = evidence_of(record)
             analysis = analyze(nlp, record.question)
             questions.append((gold[record.id], analysis, ev, gather(nlp, analysis, ev)))
     n = len(questions)
-    folds = [list(range(i, n, args.folds)) for i in range(args.folds)]  # interleaved: both sets in every fold
+    if n < args.folds:
+        raise SystemExit(f"{n} questions: fewer than --folds {args.folds}")
 
     def groups(ids):
         out = []
@@ -120,25 +145,45 @@ def main(argv: list[str] | None = None) -> int:
                 out.append((np.array([[c.features[f] for f in FEATURES] for c in cands]), y))
         return out
 
+    def weights_of(ids, l2):
+        return dict(zip(FEATURES, (round(float(v), 3) for v in fit_choice(groups(ids), l2=l2))))
+
+    def top1_f1(ids, w):
+        """Mean F1 of the best-ranked candidate over the ranked questions (the inner CV's criterion)."""
+        out = []
+        for i in ids:
+            golds, analysis, ev, cands = questions[i]
+            if decided(analysis):
+                continue
+            ranked = rank(nlp, analysis, ev, w, cands)
+            out.append(f1_score(ranked[0][0].text, golds) if ranked else 0.0)
+        return statistics.fmean(out) if out else 0.0
+
+    def choose_l2(ids):
+        inner = folds_of(list(ids), args.folds)
+        held = {l2: statistics.fmean(top1_f1(test, weights_of([i for i in ids if i not in test], l2))
+                                     for test in inner) for l2 in L2_GRID}
+        return max(L2_GRID, key=lambda l2: (round(held[l2], 6), l2))  # ties: the stronger penalty
+
     def fit_all(ids):
-        w = dict(zip(FEATURES, (round(float(v), 3) for v in fit_choice(groups(ids)))))
+        l2 = choose_l2(ids)
+        w = weights_of(ids, l2)
         rows, labels = [], []
         for i in ids:
             golds, analysis, ev, cands = questions[i]
             if decided(analysis) or not cands:
                 continue
-            ranked = rank(nlp, analysis, ev, w)
-            best, share = ranked[0]
+            best, share = rank(nlp, analysis, ev, w, cands)[0]
             rows.append([1.0, share, score(best.features, w)])
             labels.append(float(f1_score(best.text, golds) >= args.correct_f1))
         cal = dict(zip(("bias", "share", "score"), (round(float(v), 3) for v in fit(np.array(rows), np.array(labels)))))
-        return w, cal
+        return w, cal, l2
 
     def predict(ids, weights, cal):
         out = []
         for i in ids:
-            golds, analysis, ev, _ = questions[i]
-            fused = fuse(nlp, analysis, ev, weights, cal)
+            golds, analysis, ev, cands = questions[i]
+            fused = fuse(nlp, analysis, ev, weights, cal, cands)
             out.append((fused.confidence, fused.short_answer, exact_match(fused.short_answer, golds),
                         f1_score(fused.short_answer, golds) if fused.short_answer else 0.0))
         return out
@@ -157,37 +202,43 @@ def main(argv: list[str] | None = None) -> int:
                 "F1_all": mean([x[3] if x in answered else 0 for x in preds]),
                 "EM_no_abstain": mean([x[2] for x in preds]), "F1_no_abstain": mean([x[3] for x in preds])}
 
-    held_out, chosen = [], []
-    for k, test in enumerate(folds):
+    held_out: dict[int, tuple] = {}  # question -> (prediction, its fold's threshold)
+    chosen, penalties = [], []
+    for test in folds_of(list(range(n)), args.folds):
         train = [i for i in range(n) if i not in test]
-        w, cal = fit_all(train)
+        w, cal, l2 = fit_all(train)
         t = best_threshold(predict(train, w, cal))
         chosen.append(t)
-        held_out += [(pred, t) for pred in predict(test, w, cal)]
-    # held_out is in fold order; back to question order, to split the figures by dev set
-    order = [i for test in folds for i in test]
-    by_question = {i: x for i, x in zip(order, held_out)}
-    cv_preds = [by_question[i][0] for i in range(n)]
-    thresholded = [(c if c >= t else -1.0, *rest) for (c, *rest), t in (by_question[i] for i in range(n))]
+        penalties.append(l2)
+        held_out.update({i: (pred, t) for i, pred in zip(test, predict(test, w, cal))})
+    cv_preds = [held_out[i][0] for i in range(n)]
+    if args.errors:
+        for i, (conf, answer, em, f1) in enumerate(cv_preds):
+            golds, analysis, ev, cands = questions[i]
+            best = max((f1_score(c.text, golds) for c in cands), default=0.0)
+            print(f"{sets[i][:8]:8s} {analysis.answer_type:10s} F1 {f1:.2f} (best candidate {best:.2f} of "
+                  f"{len(cands)}) conf {conf:.2f} | gold {golds[0]!r} | answer {answer!r} | {ev.question[:90]}")
+    thresholded = [(c if c >= t else -1.0, *rest) for (c, *rest), t in (held_out[i] for i in range(n))]
     cv = figures(thresholded, 0.0)
     cv["threshold"] = f"per fold {chosen}"
-    w_all, cal_all = fit_all(range(n))
+    w_all, cal_all, l2_all = fit_all(list(range(n)))
     all_preds = predict(range(n), w_all, cal_all)
     t_all = best_threshold(all_preds)
     y = np.concatenate([g[1] for g in groups(range(n))])
     print(f"questions: {n}; ranked ones with a right candidate: {len(groups(range(n)))}, their candidates: "
           f"{len(y)} ({int(y.sum())} right at F1 >= {args.correct_f1})")
-    print("cross-validated (held-out folds):", json.dumps(cv))
+    print("cross-validated (held-out folds):", json.dumps(cv), f"L2 per fold {penalties}")
     for name in dict.fromkeys(sets):
         mine = [x for x, s in zip(thresholded, sets) if s == name]
         print(f"  {name}:", json.dumps({k: v for k, v in figures(mine, 0.0).items() if k != "threshold"}))
     print("cv calibration (confidence bucket -> share right):",
           json.dumps(confidence_buckets([(c, f1 >= args.correct_f1) for c, s, em, f1 in cv_preds if s])))
     print("in-sample (all questions):      ", json.dumps(figures(all_preds, t_all)))
-    decisions = [(q[1].answer_type, f1_score(fuse(nlp, q[1], q[2], w_all, cal_all).short_answer, q[0])
+    decisions = [(q[1].answer_type, f1_score(fuse(nlp, q[1], q[2], w_all, cal_all, q[3]).short_answer, q[0])
                   >= args.correct_f1)
                  for q in questions if decided(q[1])]
     print("decisions (type, right):", decisions)
+    print("L2 =", l2_all)
     print("WEIGHTS =", json.dumps(w_all))
     print("CALIBRATION =", json.dumps(cal_all))
     print("MIN_CONFIDENCE =", t_all)

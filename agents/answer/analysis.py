@@ -79,7 +79,10 @@ for _words, _typed in [
 ]:
     for _w in _words.split():
         _HEADS[_w] = _typed
-_VERBAL = re.compile(r"(ed|es|s|ing)$")  # "deductible applies", "plane dropped": a verb after the head
+# "deductible applies", "plane dropped", "author wrote": a verb after the head noun
+_VERBAL = re.compile(r"(ed|es|s|ing)$|^(wrote|won|made|became|began|took|gave|led|ran|met|held|built|sang|fought|"
+                     r"found|left|bought|sold|taught|drew|grew|knew|flew|threw|saw|came|went|got|had|did|"
+                     r"brought|thought|told|said|wore|rose|fell|shot|hit|set|put|beat|bore|broke|chose|spoke|stole)$")
 _HOW = {"many": "count", "much": "amount", "long": "duration", "old": "", "far": "", "tall": "", "big": "",
         "large": "", "high": "", "often": "count"}
 
@@ -109,7 +112,10 @@ class AnalyzeQuestion(Step[AnalyzeInput, QuestionAnalysis]):
         "Classify the question by the kind of answer it wants: person, place, date, number, yes_no, "
         "comparison (which of two named things), list, or free_text. List the entities the question names "
         "(as written). For a comparison, give the two things compared as `options`. In `asks_for`, name "
-        "the attribute asked for in a few of the question's words."
+        "the attribute asked for in a few of the question's words, and in `head` the word(s) of the question "
+        "naming what is asked ('spouse', 'waiting period'). A question about a duration, a sum of money "
+        "(a deductible, a limit, a fee), a count or a size is a number: give what it measures in `measure` "
+        "(duration, amount, count, size, percent)."
     )
 
     @classmethod

@@ -24,7 +24,7 @@ from agents.multihop.trace import found_nothing
 from retrieval.documents import PassageText
 
 FEATURES = ("bias", "strategy_span", "hop_votes", "last_hop", "late", "passage_votes", "closeness", "fit",
-            "title", "bridge", "chained", "slot", "words", "common", "head")
+            "title", "bridge", "chained", "slot", "words", "common", "head", "named", "off_type", "overlap")
 
 
 class HopEvidence(BaseModel):
@@ -70,12 +70,14 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
     def add(text: str, closeness: float, sentence: str, title: str, in_slot: float = 0.0) -> dict:
         key = normalize_answer(text)
         slot = by_key.setdefault(key, {"text": text, "hops": set(), "closeness": 0.0, "fit": 0.0, "slot": 0.0,
-                                       "head": 0.0})
+                                       "head": 0.0, "overlap": 0.0})
         slot["closeness"] = max(slot["closeness"], closeness)
         slot["slot"] = max(slot["slot"], in_slot)
         have = evidence.terms(nlp, f"{title} {sentence}")
         fit = sum(evidence.related(t, have) for t in relation) / len(relation) if relation else 0.0
         slot["fit"] = max(slot["fit"], fit)
+        if asked:  # how much of the whole question the sentence (with its passage's title) restates
+            slot["overlap"] = max(slot["overlap"], sum(evidence.related(t, have) for t in asked) / len(asked))
         if head:
             slot["head"] = max(slot["head"], sum(evidence.related(t, have) for t in head) / len(head))
         if any(evidence.mentions(nlp, have, b) for b in bridges if normalize_answer(b) != key):
@@ -99,7 +101,7 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
                 for form in forms(e, analysis, ev.question, titles):
                     add(form, close * 0.5, sentence, ev.passages[i].title, in_slot)
     span = normalize_answer(ev.strategy_span)
-    if span and span not in by_key:
+    if span and span not in by_key and _of_kinds(nlp, ev.strategy_span, kinds):
         add(ev.strategy_span, 0.0, "", "")
     out = []
     for key, slot in by_key.items():
@@ -121,10 +123,13 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
             "words": min(len(key.split()), 6) / 6,
             "common": float(_common_word(slot["text"], lowered)),
             "head": slot["head"],
+            "named": float(any(evidence.related(t, cand_terms) for t in head)),  # "DuPage County" for "what county"
+            "off_type": float(_off_type(slot["text"], analysis.answer_type)),
+            "overlap": slot["overlap"],
         }
         out.append(Candidate(text=slot["text"], features=features, passages=stated))
     if analysis.measure:  # "30 days" for a waiting period, "$1,000" for a deductible, "2,913,123" for a population
-        out = [c for c in out if fits_measure(c.text, analysis.measure)] or out
+        out = [c for c in out if fits_measure(c.text, analysis.measure)]
     return out
 
 
@@ -141,6 +146,14 @@ _SIZE_UNIT = re.compile(r"\d\s?(°|(ft|feet|foot|m|metres?|meters?|km|kilometres
                         r"mm|kg|g|lbs?|pounds|tons?|tonnes?|degrees?|mph|km/h|acres?|hectares?|ha|sq|square|"
                         r"knots?|litres?|liters?|gallons?)\b)", re.I)
 _BARE_YEAR = re.compile(r"^(1[5-9]\d\d|20\d\d)$")
+_CONTRACTED = re.compile(r"['’][a-rt-z]")  # "DJ'ed": a word cut from a verb, not a name
+# Last words that make a name an organisation or a place, not a person; an organisation, not a place.
+_ORGANISATION = frozenset("university college school academy institute corporation company inc ltd records pictures "
+                          "studios party league series association society club council committee church museum "
+                          "hospital foundation agency ministry department bank group band orchestra team airlines "
+                          "press publishing network channel award awards prize war".split())
+_PLACE = frozenset("city county district state province river lake mountain island islands valley region country "
+                   "kingdom republic street avenue park bay sea ocean".split())
 
 
 def forms(text: str, analysis: QuestionAnalysis, question: str, titles: set[str]) -> list[str]:
@@ -149,6 +162,8 @@ def forms(text: str, analysis: QuestionAnalysis, question: str, titles: set[str]
     a date when the question asks "what year"; and, beside a longer name, a passage's title inside it
     ("Queensland Senator Barnaby Joyce" also as "Barnaby Joyce")."""
     text = _POSSESSIVE.sub("", text.strip())
+    if _CONTRACTED.search(text):
+        return []
     words = text.split()
     while len(words) > 1 and words[0].lower().rstrip(".") in _HONORIFICS:
         words = words[1:]
@@ -183,6 +198,20 @@ def fits_measure(text: str, measure: str) -> bool:
     return True
 
 
+def _of_kinds(nlp: TextToolkit, text: str, kinds) -> bool:
+    """The strategy's span is a candidate only if it is of the answer type ("Bulletin 2022-11" is no person)."""
+    return any(e.end - e.start >= len(text.strip()) - 3 for e in nlp.entities(text, kinds))
+
+
+def _off_type(text: str, answer_type: str) -> bool:
+    """A person answer named like an organisation or a place ("Fox Film Corporation", "Lake District"), or a
+    place answer named like an organisation ("Bethel University")."""
+    last = text.split()[-1].lower() if text.split() else ""
+    if answer_type == "person":
+        return last in _ORGANISATION or last in _PLACE
+    return answer_type == "place" and last in _ORGANISATION
+
+
 def _common_word(text: str, passages_text: str) -> bool:
     """A one-word name that the passages also write in lower case: a common noun met at a sentence's
     start or in a heading ("Stage", "Woman"), not a name."""
@@ -201,6 +230,8 @@ def _entities(nlp: TextToolkit, sentence: str, kinds, asked: set[str], answer_ty
     words = [(m.start(), m.end(), nlp.stem(m.group().lower())) for m in re.finditer(r"\w+", sentence)]
     slots = _SLOTS.get(answer_type, set())
     for e in evidence.entity_choices(nlp, sentence, kinds, asked):
+        if e.kind == "name" and sentence[:e.start].endswith("New "):  # "New York": "New" is a stopword
+            e = e.model_copy(update={"text": f"New {e.text}", "start": e.start - 4})
         before = re.search(r"(\w+)\W*$", sentence[:e.start])
         slot = float(bool(before) and before.group(1).lower() in slots)
         yield e.text, evidence.closeness(words, e.start, e.end, asked), slot

@@ -93,5 +93,39 @@ def test_verification_fails_for_an_answer_no_passage_contains():
     assert not bad.supported and bad.passages == []
 
 
-def test_confidence_rises_with_the_winning_share():
-    assert 0 < calibrated(0.2, 1.0) < calibrated(0.9, 1.0) < 1
+def test_confidence_rises_with_the_winning_score_and_never_falls_with_its_share():
+    assert 0 < calibrated(0.2, 0.5) < calibrated(0.2, 1.5) < 1
+    assert calibrated(0.2, 1.0) <= calibrated(0.9, 1.0)
+
+
+def test_a_duration_or_an_amount_is_answered_with_its_number_and_unit():
+    bulletin = PassageText(title="Bulletin 2022-11: Flood Rider Waiting Period", text=(
+        "Bulletin 2022-11 was signed by Delphine Varga on 3 October 2022. The waiting period for the Flood Rider "
+        "is 14 days from purchase, replacing the 30 days set by Bulletin 2021-04. The flood deductible is $2,000 "
+        "per event, up from $1,500."))
+    for q, answer in [("What is the current waiting period for the Flood Rider?", "14 days"),
+                      ("What is the flood deductible under the Flood Rider now?", "$2,000")]:
+        analysis = analyze(NLP, q)
+        ev = Evidence(question=q, answer=bulletin.text, passages=[bulletin],
+                      hops=[HopEvidence(query=q, answer=bulletin.text, supporting=[0])])
+        texts = {c.text for c in gather(NLP, analysis, ev)}
+        assert answer in texts and "Bulletin 2021-04" not in texts and "2022" not in texts
+        # a duration is a time span, an amount a sum of money: the other numbers are not candidates
+        assert all(t.endswith("days") for t in texts) if analysis.measure == "duration" else all(
+            t.startswith("$") for t in texts)
+        fused = fuse(NLP, analysis, ev)
+        assert fused.short_answer in {"14 days", "30 days", "$2,000", "$1,500"} and fused.passages == [0]
+
+
+def test_candidates_drop_possessives_and_titles_and_keep_a_leading_new():
+    q = "Which senator did Scott Buchholz serve as chief of staff to?"
+    ev = Evidence(question=q, answer="", passages=[
+        PassageText(title="Barnaby Joyce", text="Barnaby Joyce is an Australian politician from New England."),
+        PassageText(title="Scott Buchholz", text="Scott Buchholz was chief of staff to Queensland Senator "
+                                                  "Barnaby Joyce and later moved to New York's offices.")],
+        hops=[HopEvidence(query=q, answer="Scott Buchholz was chief of staff to Queensland Senator Barnaby Joyce "
+                                           "and later moved to New York's offices.", supporting=[1])])
+    texts = {c.text for c in gather(NLP, analyze(NLP, q), ev)}
+    assert "Barnaby Joyce" in texts  # the passage title inside "Queensland Senator Barnaby Joyce"
+    assert "New York" in texts and "New York's" not in texts and "York" not in texts
+
