@@ -1,0 +1,447 @@
+#!/usr/bin/env python3
+"""Cross-validate the extractive outline stage on FreshWiki: every parameter chosen on other articles.
+
+For each FreshWiki article, once (cached under --work): its research corpus (the shared
+`freshwiki_corpus.py`: the article's structure hidden), ingested into an embedded Qdrant
+store, and the research stage of a report (personas and writer-expert conversations with the
+extractive model, the article's own URL excluded), kept as `research/NAME.json`. Then only the
+outline stage runs, for every setting of `OutlineParams` in a grid, and its outline is scored
+with the shared `outline_metrics.py` definitions (heading soft recall, heading match recall and
+precision).
+
+K-fold cross-validation by article: for each fold, the setting with the best objective on the
+other folds' articles is chosen and scored on the fold's own articles. Printed per fold and as
+the mean: in-sample (the chosen setting on its training articles) and cross-validated figures,
+then the setting chosen on all articles (what `OutlineParams` defaults to) and the old constants.
+The objective is mean match recall less twice any shortfall of mean match precision below
+--min-precision. Settings: the defaults, the old constants and --samples random draws from a
+grid's axes (`GRIDS`); `--prune TAUS` also tries dropping the lexicon sections that missed on the
+training folds. Scores are kept per setting and article under --work while the code is unchanged.
+
+usage: python scripts/cv_outline.py --work DIR [--data DIR] [--tools DIR] [--folds 5] [--seed 0]
+                                    [--grid narrow|random|defaults] [--samples N] [--prune TAUS]
+                                    [--only NAME] [--prepare-only] [--show]
+e.g.   python scripts/cv_outline.py --work DIR --grid narrow --samples 70 --prune ""
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import json
+import random
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+sys.path.insert(0, str(ROOT))
+
+
+# --- preparation: corpus and research, once per article ---------------------------------------------
+
+
+def build_corpus(article: Path, work: Path, tools: Path) -> Path:
+    corpus = work / "corpora" / article.stem
+    if not (corpus / "gold_outline.json").is_file():
+        done = subprocess.run([sys.executable, str(tools / "freshwiki_corpus.py"), str(article), str(corpus)],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"freshwiki_corpus.py failed on {article.name}:\n{done.stderr[-2000:]}")
+    return corpus
+
+
+async def _research(topic: str, corpus: Path, collection: str, exclude: list[str], home: Path):
+    """Personas and conversations as `raystorm report` runs them (extractive model, defaults 3 and 3)."""
+    from agents.lm.extractive import ExtractiveModel
+    from agents.lm.nlp import TextToolkit
+    from agents.storm.conversation import run_conversation
+    from agents.storm.persona import find_personas
+    from agents.storm.records import ConversationLog
+    from retrieval.config import StoreSettings
+    from retrieval.ingest import Ingestor
+    from retrieval.search import AsyncCorpus, Corpus
+
+    settings = StoreSettings(data_dir=str(home))
+    ingestor = Ingestor(settings)
+    try:
+        ingestor.ingest_paths([corpus / "docs"], collection)
+        retriever = AsyncCorpus(Corpus(settings, collection, store=ingestor.store, dense=ingestor.dense,
+                                       sparse=ingestor.sparse))
+        models = ExtractiveModel(TextToolkit(embed=ingestor.dense.embed))
+        plan = await find_personas(topic, models, retriever, max_personas=3, questions_per_persona=3,
+                                   exclude_urls=exclude)
+        conversations = [await run_conversation(topic, p, models, retriever, max_turns=3, search_k=8,
+                                                exclude_urls=exclude) for p in plan.personas]
+        retriever._pool.shutdown(wait=True)
+        return ConversationLog(conversations=conversations)
+    finally:
+        ingestor.store.close()
+
+
+def research(article: Path, work: Path, tools: Path) -> dict:
+    """{'topic', 'gold' (headings), 'log' (ConversationLog JSON)}, computed once."""
+    cached = work / "research" / f"{article.stem}.json"
+    if cached.is_file():
+        return json.loads(cached.read_text())
+    corpus = build_corpus(article, work, tools)
+    gold = json.loads((corpus / "gold_outline.json").read_text())
+    collection = "fw-" + re.sub(r"[^a-z0-9]+", "-", article.stem.lower()).strip("-")[:40]
+    log = asyncio.run(_research(gold["topic"], corpus, collection, [gold["url"]], work / "home"))
+    out = {"topic": gold["topic"], "gold": [h["heading"] for h in gold["headings"]], "log": log.model_dump()}
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    cached.write_text(json.dumps(out))
+    return out
+
+
+
+# --- evaluation: the outline stage alone, scored with the shared metric -----------------------------
+
+
+def metrics_module(tools: Path):
+    spec = importlib.util.spec_from_file_location("outline_metrics", tools / "outline_metrics.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class CachedEmbedder:
+    """The metric's embedder, each heading embedded once."""
+
+    def __init__(self, embedder):
+        self.embedder, self.cache = embedder, {}
+
+    def embed(self, texts):
+        missing = [t for t in dict.fromkeys(texts) if t not in self.cache]
+        if missing:
+            self.cache.update(zip(missing, self.embedder.embed(missing)))
+        return [self.cache[t] for t in texts]
+
+
+class Article:
+    """One article's cached research as the outline stage reads it, and its gold headings."""
+
+    def __init__(self, name: str, cached: dict, nlp, metric):
+        from agents.storm.outline import refine_input
+        from agents.storm.records import ConversationLog
+        from agents.storm.stages import table_sources
+        from agents.storm.steps_outline import DraftOutline, DraftOutlineInput, clean_outline
+        from retrieval.snippets import group_by_url
+
+        self.name, self.topic = name, cached["topic"]
+        self.gold = [h for h in cached["gold"] if h.lower() not in metric.SKIP]
+        log = ConversationLog.model_validate(cached["log"])
+        # the information table's order (retrieval.infotable.InformationTable.snippets): one copy of each
+        unique = {s.point_id: s for s in table_sources(log)}
+        ordered = sorted(unique.values(), key=lambda s: (s.url, s.path, s.record or 0, s.line_start, s.line_end,
+                                                         s.passage_id))
+        snippets = [s for e in group_by_url(ordered).values() for s in e.snippets]
+        draft = clean_outline(DraftOutline.extract(DraftOutlineInput(topic=self.topic), nlp), self.topic)
+        self.inputs = {}  # by max_headings
+        self._make = lambda m: refine_input(self.topic, draft, log, snippets, m)
+
+    def input(self, max_headings: int):
+        if max_headings not in self.inputs:
+            self.inputs[max_headings] = self._make(max_headings)
+        return self.inputs[max_headings]
+
+
+def memoize_outline_helpers() -> None:
+    """What does not depend on `OutlineParams` (which sentences are about the topic, similarity matrices)
+    is worked out once per article: a speed-up for the grid only, the results are the same."""
+    import agents.storm.headings as headings
+
+    def memo(fn, key, copy=lambda x: x):
+        cache = {}
+
+        def cached(*args):
+            k = key(*args)
+            if k not in cache:
+                cache[k] = fn(*args)
+            return copy(cache[k])
+        return cached
+
+    texts = lambda xs: tuple(x.text if hasattr(x, "text") else x for x in xs)  # noqa: E731
+    headings.topical_sentences = memo(headings.topical_sentences,
+                                      lambda t, sources, nlp: (t, tuple((s.text, s.title, s.section) for s in sources)),
+                                      list)
+    headings.similarity = memo(headings.similarity, lambda a, b, nlp: (texts(a), texts(b)), lambda m: m.copy())
+    headings.vectors = memo(headings.vectors, lambda a, nlp, v=(): (texts(a), texts(v)), lambda m: m.copy())
+
+
+def code_version() -> str:
+    """A hash of the outline stage's code: cached scores are reused only while it is unchanged."""
+    import hashlib
+
+    parts = ["agents/storm/headings.py", "agents/storm/lexicon.py", "agents/storm/topicality.py",
+             "agents/storm/steps_outline.py", "agents/storm/evidence.py", "agents/storm/outline.py"]
+    return hashlib.sha256(b"".join((ROOT / p).read_bytes() for p in parts)).hexdigest()[:12]
+
+
+def score(article: Article, params, nlp, metric, emb) -> dict:
+    from agents.storm.steps_outline import clean_outline, outline_from_evidence
+
+    outline = clean_outline(outline_from_evidence(article.input(params.max_headings), nlp, params), article.topic)
+    topic = article.topic.lower()
+    pred = [h for h in outline.headings() if h.lower() not in metric.SKIP and h.lower() != topic]
+    recall, precision = metric.match_recall(article.gold, pred, emb)
+    matched = []
+    if pred:
+        import numpy as np
+        g = np.stack([v / np.linalg.norm(v) for v in emb.embed(article.gold)])
+        q = np.stack([v / np.linalg.norm(v) for v in emb.embed(pred)])
+        matched = [bool(x) for x in (g @ q.T).max(axis=0) >= 0.6]
+    return {"soft": metric.soft_recall(article.gold, pred, emb), "recall": recall, "precision": precision,
+            "pred": pred, "matched": matched}
+
+
+# --- cross-validation -------------------------------------------------------------------------------
+
+
+def folds_by_article(names: list[str], k: int, seed: int = 0) -> list[list[str]]:
+    """`k` folds of whole articles (an article's headings never sit on both sides of a split)."""
+    if not 2 <= k <= len(names):
+        raise ValueError(f"{k} folds need at least {k} articles, got {len(names)}")
+    shuffled = sorted(names)
+    random.Random(seed).shuffle(shuffled)
+    return [sorted(shuffled[i::k]) for i in range(k)]
+
+
+def mean(rows: list[dict], key: str) -> float:
+    return statistics.mean(r[key] for r in rows) if rows else 0.0
+
+
+PRECISION_WEIGHT = 2.0  # a point of precision below the floor costs two points of recall
+
+
+def objective(rows: list[dict], min_precision: float) -> float:
+    """Mean match recall, less twice any shortfall of mean match precision below `min_precision`."""
+    r, p = mean(rows, "recall"), mean(rows, "precision")
+    return r - PRECISION_WEIGHT * max(0.0, min_precision - p)
+
+
+def choose(table: list[dict[str, dict]], train: list[str], min_precision: float) -> int:
+    """The setting with the best objective over the `train` articles only (ties: the earlier one)."""
+    return max(range(len(table)),
+               key=lambda i: (round(objective([table[i][n] for n in train], min_precision), 9), -i))
+
+
+def lexicon_misses(rows: list[dict], tau: float) -> tuple[str, ...]:
+    """Lexicon sections that, where the outline proposed them in `rows`, matched a gold heading less
+    than `tau` of the time: the list of section types is chosen on training articles, like a number."""
+    from agents.storm.lexicon import SECTION_TYPES
+
+    lexicon = {s.heading for s in SECTION_TYPES}
+    hits: dict[str, list[bool]] = {}
+    for r in rows:
+        for h, m in zip(r["pred"], r["matched"]):
+            if h in lexicon:
+                hits.setdefault(h, []).append(m)
+    return tuple(sorted(h for h, ms in hits.items() if sum(ms) < tau * len(ms)))
+
+
+def cross_validate(table: list[dict[str, dict]], settings_list: list[dict], names: list[str],
+                   folds: list[list[str]], min_precision: float, evaluate=None, taus=()) -> list[dict]:
+    """Per fold: the setting chosen on the other folds, its rows there (in-sample) and on the fold.
+
+    With `evaluate(overrides) -> {article: row}` and `taus`, the lexicon is pruned too: sections that
+    missed on the training articles (`lexicon_misses`) are dropped when that helps there."""
+    out = []
+    for held in folds:
+        train = [n for n in names if n not in held]
+        i = choose(table, train, min_precision)
+        best = {"setting": settings_list[i], "rows": table[i]}
+        for tau in taus:
+            dropped = lexicon_misses([table[i][n] for n in train], tau)
+            if not dropped:
+                continue
+            overrides = {**settings_list[i], "dropped_sections": dropped}
+            rows = evaluate(overrides)
+            if objective([rows[n] for n in train], min_precision) > objective(
+                    [best["rows"][n] for n in train], min_precision):
+                best = {"setting": overrides, "rows": rows}
+        out.append({"setting": best["setting"], "train": [best["rows"][n] for n in train],
+                    "test": [best["rows"][n] for n in held]})
+    return out
+
+
+def report_cv(table, settings_list, names, folds, min_precision, evaluate=None, taus=()) -> list[dict]:
+    line = "{:<6} {:>6} {:>6} {:>6}   {:>6} {:>6} {:>6}   {}"
+    print(f"\n{len(folds)}-fold CV by article over {len(names)} articles, {len(table)} settings "
+          f"(objective: match recall, precision >= {min_precision})")
+    print(line.format("fold", "soft", "R", "P", "cvSoft", "cvR", "cvP", "chosen on the other folds"))
+    keys = ("soft", "recall", "precision")
+    results = cross_validate(table, settings_list, names, folds, min_precision, evaluate, taus)
+    for f, r in enumerate(results):
+        print(line.format(f + 1, *(f"{mean(r['train'], k):.3f}" for k in keys),
+                          *(f"{mean(r['test'], k):.3f}" for k in keys), describe(r["setting"])))
+    test = [row for r in results for row in r["test"]]
+    print(line.format("mean", *(f"{statistics.mean(mean(r['train'], k) for r in results):.3f}" for k in keys),
+                      *(f"{mean(test, k):.3f}" for k in keys), "(CV: each article scored once, held out)"))
+    return results
+
+
+# The constants of the outline stage before cross-validation (the 10-article fit), for comparison.
+LEGACY = {"assign_threshold": 0.2, "kind_prior": 0.12, "preferred_prior": 0.04, "under_heading": 0.12,
+          "document_topic": 1.0, "min_share": 0.02, "min_support": 2, "sentences_per_heading": 6, "synonym": 0.8,
+          "min_headings": 4, "min_fitting": 3, "max_headings": 12, "lexicon_scope": "all",
+          "dropped_sections": (), "entity_headings": 0, "entity_min_sources": 2, "entity_place": 0.0, "entity_min_share": 0.0,
+          "kind_evidence": 0.5}
+
+GRIDS: dict[str, dict[str, list]] = {
+    "narrow": {  # around the best settings of a first random search
+        "assign_threshold": [0.15, 0.2],
+        "kind_evidence": [0.5, 0.75, 1.0],
+        "kind_prior": [0.0, 0.12],
+        "preferred_prior": [0.0, 0.04],
+        "min_share": [0.02, 0.04],
+        "min_support": [2],
+        "sentences_per_heading": [4, 6],
+        "synonym": [0.8],
+        "min_headings": [2, 4],
+        "min_fitting": [0, 3],
+        "max_headings": [8, 10, 12],
+        "lexicon_scope": ["all", "kind"],
+        "entity_headings": [0, 4, 8],
+        "entity_min_sources": [2, 3],
+        "entity_min_share": [0.0, 0.03, 0.06],
+        "entity_place": [0.35, 0.45],
+    },
+    "random": {
+        "assign_threshold": [0.15, 0.2, 0.25, 0.3, 0.35],
+        "kind_prior": [0.0, 0.06, 0.12, 0.2],
+        "preferred_prior": [0.0, 0.04],
+        "min_share": [0.02, 0.04, 0.06],
+        "min_support": [2, 3],
+        "sentences_per_heading": [4, 6, 10],
+        "synonym": [0.7, 0.8],
+        "min_headings": [2, 4],
+        "min_fitting": [0, 3, 6],
+        "max_headings": [6, 8, 10, 12],
+        "lexicon_scope": ["all", "kind"],
+        "entity_headings": [0, 2, 4, 8],
+        "entity_min_sources": [2, 3],
+        "entity_place": [0.0, 0.35, 0.45, 0.55],
+        "entity_min_share": [0.0, 0.03, 0.06],
+        "kind_evidence": [0.5, 0.75, 1.0],
+    },
+}
+
+
+def grid(name: str, samples: int, seed: int) -> list[dict]:
+    """Settings to compare, as overrides of `OutlineParams()`'s fields: the defaults, the old constants,
+    and `samples` random draws from the grid's axes."""
+    out = [{}, LEGACY]
+    if name == "defaults":
+        return out
+    axes = GRIDS[name]
+    rng = random.Random(seed)
+    while len(out) < samples + 2:
+        draw = {k: rng.choice(v) for k, v in axes.items()}
+        if draw not in out:
+            out.append(draw)
+    return out
+
+
+def describe(overrides: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in overrides.items()) or "(defaults)"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=SHARED / "data" / "freshwiki")
+    parser.add_argument("--tools", type=Path, default=SHARED / "tools")
+    parser.add_argument("--work", type=Path, required=True, help="corpora, store and research cache (reused)")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=0, help="shuffles the articles before the fold split")
+    parser.add_argument("--min-precision", type=float, default=0.5)
+    parser.add_argument("--grid", default="random", choices=["defaults", *GRIDS])
+    parser.add_argument("--samples", type=int, default=60, help="settings drawn from the grid (random)")
+    parser.add_argument("--prune", default="0.34,0.5", help="match rates below which a lexicon section is "
+                        "dropped, tried on the training folds ('' : never)")
+    parser.add_argument("--only", action="append", default=[], help="only articles whose file name contains this")
+    parser.add_argument("--prepare-only", action="store_true", help="build corpora and research, then stop")
+    parser.add_argument("--show", action="store_true", help="print each article's outline under the chosen setting")
+    args = parser.parse_args()
+    articles = sorted(p for p in args.data.glob("*.json") if not args.only or any(o in p.name for o in args.only))
+    if not articles:
+        sys.exit(f"no FreshWiki articles in {args.data}")
+    cached = {}
+    for a in articles:
+        started = time.monotonic()
+        fresh = not (args.work / "research" / f"{a.stem}.json").is_file()
+        cached[a.stem] = research(a, args.work, args.tools)
+        if fresh:
+            print(f"research {a.stem}: {time.monotonic() - started:.0f} s", flush=True)
+    if args.prepare_only:
+        return 0
+
+    from agents.lm.nlp import TextToolkit
+    from agents.storm.headings import OutlineParams
+    from retrieval.embeddings import shared_dense
+    from retrieval.config import StoreSettings
+
+    settings = StoreSettings(data_dir=str(args.work / "home"))
+    nlp = TextToolkit(embed=shared_dense(settings.dense_model, settings.models_dir).embed)
+    metric = metrics_module(args.tools)
+    emb = CachedEmbedder(metric.embedder())
+    memoize_outline_helpers()
+    arts = {n: Article(n, c, nlp, metric) for n, c in cached.items()}
+    settings_list = grid(args.grid, args.samples, seed=0)  # the same draws whatever the fold split
+    started = time.monotonic()
+    # scores of each setting on each article, kept across runs while the outline code is unchanged
+    store = args.work / "scores" / f"{code_version()}.jsonl"
+    store.parent.mkdir(parents=True, exist_ok=True)
+    cache: dict[str, dict] = {}
+    if store.is_file():
+        for line in store.read_text().splitlines():
+            entry = json.loads(line)
+            cache.setdefault(entry["key"], {})[entry["article"]] = entry["row"]
+    fresh = 0
+
+    def evaluate(overrides: dict) -> dict[str, dict]:
+        nonlocal fresh
+        key = json.dumps(OutlineParams(**overrides).model_dump(mode="json"), sort_keys=True)
+        have = cache.setdefault(key, {})
+        missing = [n for n in arts if n not in have]
+        if missing:
+            params = OutlineParams(**overrides)
+            with store.open("a") as out:
+                for n in missing:
+                    have[n] = score(arts[n], params, nlp, metric, emb)
+                    out.write(json.dumps({"key": key, "article": n, "row": have[n]}) + "\n")
+            fresh += 1
+            if fresh % 5 == 0:
+                print(f"evaluated {fresh} new settings ({time.monotonic() - started:.0f} s)", flush=True)
+        return {n: have[n] for n in arts}
+
+    table = [evaluate(o) for o in settings_list]
+    names = sorted(arts)
+    taus = [float(t) for t in args.prune.split(",") if t.strip()] if args.prune else []
+    folds = folds_by_article(names, args.folds, args.seed)
+    report_cv(table, settings_list, names, folds, args.min_precision, evaluate, taus)
+    final = cross_validate(table, settings_list, names, [[]], args.min_precision, evaluate, taus)[0]
+    rows = final["train"]
+    print(f"\nchosen on all {len(names)} (in-sample): soft {mean(rows, 'soft'):.3f}, match R "
+          f"{mean(rows, 'recall'):.3f}, P {mean(rows, 'precision'):.3f}\n  {describe(final['setting'])}")
+    for label, overrides in (("before CV (old constants)", LEGACY), ("OutlineParams() defaults", {})):
+        rows = [evaluate(overrides)[n] for n in names]
+        print(f"{label}: soft {mean(rows, 'soft'):.3f}, match R {mean(rows, 'recall'):.3f}, "
+              f"P {mean(rows, 'precision'):.3f}")
+    print(f"({fresh} settings evaluated anew in {time.monotonic() - started:.0f} s; scores kept in {store})")
+    chosen = evaluate(final["setting"])
+    if args.show:
+        for n in names:
+            r = chosen[n]
+            print(f"{n[:34]:<34} R {r['recall']:.2f} P {r['precision']:.2f} | "
+                  + " | ".join(("+" if m else "") + h for h, m in zip(r["pred"], r["matched"])))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

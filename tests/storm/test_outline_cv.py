@@ -1,0 +1,164 @@
+"""The outline stage's parameters: chosen by cross-validation split by article, and used.
+
+`scripts/cv_outline.py` chooses `OutlineParams` on FreshWiki articles; these tests check that
+its folds never put one article on both sides, that a fold is scored with a setting chosen
+without it, and that the refine step and `plan_headings` read every parameter they are given.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import pytest
+
+from agents.storm import steps_outline
+from agents.storm.evidence import Excerpt
+from agents.storm.headings import OUTLINE_PARAMS, DocumentHeading, OutlineParams, plan_headings
+from agents.storm.records import Outline
+from agents.storm.steps_outline import RefineOutline, RefineOutlineInput, outline_from_evidence
+from storm_support import EXAMPLE_DIR, FLOOD
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def cv():
+    spec = importlib.util.spec_from_file_location("cv_outline", ROOT / "scripts" / "cv_outline.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _row(recall: float, precision: float) -> dict:
+    return {"recall": recall, "precision": precision, "soft": 0.5, "pred": [], "matched": []}
+
+
+# --- the split ---------------------------------------------------------------------------------------
+
+
+def test_folds_hold_each_article_once(cv):
+    names = [f"article {i}" for i in range(23)]
+    folds = cv.folds_by_article(names, 5)
+    assert len(folds) == 5
+    assert sorted(n for fold in folds for n in fold) == sorted(names)
+    assert max(map(len, folds)) - min(map(len, folds)) <= 1
+    assert folds == cv.folds_by_article(list(reversed(names)), 5)  # the split depends on the names only
+    assert folds != cv.folds_by_article(names, 5, seed=1)
+    with pytest.raises(ValueError, match="5 folds"):
+        cv.folds_by_article(names[:3], 5)
+
+
+def test_a_fold_is_scored_with_the_setting_chosen_on_the_other_folds(cv):
+    # setting 1 is perfect on article "x" and a little worse than setting 0 everywhere else:
+    # chosen on all five articles it wins, so a fold that leaked "x" into training would pick it
+    names = ["a", "b", "c", "d", "x"]
+    table = [{n: _row(0.40, 0.6) for n in names},
+             {**{n: _row(0.35, 0.6) for n in names if n != "x"}, "x": _row(1.0, 1.0)}]
+    settings = [{}, {"max_headings": 3}]
+    assert cv.choose(table, names, 0.5) == 1
+    results = cv.cross_validate(table, settings, names, [["x"], ["a", "b", "c", "d"]], 0.5)
+    assert results[0]["setting"] == {} and results[0]["test"] == [table[0]["x"]]
+    assert results[0]["train"] == [table[0][n] for n in ["a", "b", "c", "d"]]
+    assert results[1]["setting"] == {"max_headings": 3}  # trained on "x" alone
+
+
+def test_precision_below_the_floor_costs_recall(cv):
+    assert cv.objective([_row(0.4, 0.6)], 0.5) == pytest.approx(0.4)
+    assert cv.objective([_row(0.4, 0.3)], 0.5) == pytest.approx(0.4 - cv.PRECISION_WEIGHT * 0.2)
+
+
+def test_lexicon_sections_are_dropped_from_the_training_rows_only(cv):
+    rows = [{"pred": ["Background", "Explosion", "Russia"], "matched": [True, False, True], "recall": 0,
+             "precision": 0, "soft": 0},
+            {"pred": ["Background", "Explosion"], "matched": [False, False], "recall": 0, "precision": 0, "soft": 0}]
+    # Background matched 1 of 2, Explosion 0 of 2; "Russia" is not a lexicon section
+    assert cv.lexicon_misses(rows, 0.5) == ("Explosion",)
+    assert cv.lexicon_misses(rows, 0.6) == ("Background", "Explosion")
+    assert cv.lexicon_misses(rows[:1], 0.5) == ("Explosion",)
+
+
+# --- the parameters are used -------------------------------------------------------------------------
+
+
+def _example_evidence() -> tuple[list[Excerpt], list[DocumentHeading]]:
+    """The bundled corpus cut at its `##` headings: a corpus whose documents have headings."""
+    excerpts, headings = [], []
+    for path in sorted(EXAMPLE_DIR.glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        title = re.search(r"^title: (.*)$", text, re.MULTILINE).group(1)
+        for part in re.split(r"(?m)^## ", text.split("---", 2)[2])[1:]:
+            heading, _, body = part.partition("\n")
+            excerpts.append(Excerpt(text=body.strip(), title=title, section=heading.strip()))
+            headings.append(DocumentHeading(heading=heading.strip(), title=title))
+    return excerpts, headings
+
+
+@pytest.fixture(scope="module")
+def evidence():
+    return _example_evidence()
+
+
+def test_the_refine_step_runs_with_the_chosen_parameters(nlp, evidence, monkeypatch):
+    excerpts, headings = evidence
+    inp = RefineOutlineInput(topic=FLOOD, draft=Outline(), conversation=[], document_headings=headings,
+                             evidence=excerpts)
+    chosen = RefineOutline.extract(inp, nlp)
+    assert chosen == outline_from_evidence(inp, nlp, OUTLINE_PARAMS)
+    assert len(chosen.headings()) > 2
+    # a heading must now hold every sentence: none does
+    monkeypatch.setattr(steps_outline, "OUTLINE_PARAMS", OUTLINE_PARAMS.model_copy(update={"min_share": 1.0}))
+    assert RefineOutline.extract(inp, nlp).headings() == []
+
+
+# For every field: two settings that differ in that field only, and give different outlines here.
+CONTRASTS: dict[str, tuple[dict, dict]] = {
+    "assign_threshold": ({"assign_threshold": 0.2}, {"assign_threshold": 0.5}),
+    "kind_prior": ({"kind_prior": 0.0}, {"kind_prior": 0.5}),
+    "kind_evidence": ({"kind_evidence": 0.0, "kind_prior": 0.5}, {"kind_evidence": 1.0, "kind_prior": 0.5}),
+    "preferred_prior": ({"preferred_prior": 0.0}, {"preferred_prior": 0.5}),
+    "under_heading": ({"under_heading": 0.0}, {"under_heading": 0.12}),
+    "document_topic": ({"document_topic": 0.0}, {"document_topic": 3.0}),
+    "min_share": ({"min_share": 0.02}, {"min_share": 0.2}),
+    "min_support": ({"min_support": 2}, {"min_support": 8}),
+    "sentences_per_heading": ({"sentences_per_heading": 4}, {"sentences_per_heading": 40}),
+    "synonym": ({"synonym": 0.8}, {"synonym": 0.3}),
+    "min_headings": ({"min_headings": 1, "sentences_per_heading": 40},
+                     {"min_headings": 6, "sentences_per_heading": 40}),
+    "min_fitting": ({"min_fitting": 0}, {"min_fitting": 20}),
+    "max_headings": ({"max_headings": 12}, {"max_headings": 2}),
+    "lexicon_scope": ({"lexicon_scope": "all", "document_topic": 0.0, "kind_prior": 0.0},
+                      {"lexicon_scope": "kind", "document_topic": 0.0, "kind_prior": 0.0}),
+    "dropped_sections": ({"dropped_sections": ()}, {"dropped_sections": ("Costs and deductibles",)}),
+    # names here are products and people, not places: the place filter and the share are relaxed
+    "entity_headings": ({"entity_headings": 0, "entity_place": 0.0, "entity_min_share": 0.0},
+                        {"entity_headings": 3, "entity_place": 0.0, "entity_min_share": 0.0}),
+    "entity_min_sources": ({"entity_headings": 3, "entity_place": 0.0, "entity_min_share": 0.0,
+                            "entity_min_sources": 2},
+                           {"entity_headings": 3, "entity_place": 0.0, "entity_min_share": 0.0,
+                            "entity_min_sources": 5}),
+    "entity_min_share": ({"entity_headings": 3, "entity_place": 0.0, "entity_min_share": 0.0},
+                         {"entity_headings": 3, "entity_place": 0.0, "entity_min_share": 0.2}),
+    "entity_place": ({"entity_headings": 3, "entity_min_share": 0.0, "entity_place": 0.0},
+                     {"entity_headings": 3, "entity_min_share": 0.0, "entity_place": 0.9}),
+}
+
+
+def test_every_parameter_has_a_contrast():
+    assert set(CONTRASTS) == set(OutlineParams.model_fields)
+
+
+@pytest.mark.parametrize("field", sorted(CONTRASTS))
+def test_a_parameter_changes_the_outline(field, nlp, evidence):
+    """Fails when `plan_headings` ignores the field (e.g. a constant put back in its place)."""
+    excerpts, headings = evidence
+    base, changed = CONTRASTS[field]
+    assert {k for k in set(base) | set(changed) if base.get(k) != changed.get(k)} == {field}
+
+    def plan(overrides: dict) -> list[tuple[str, str | None]]:
+        out = plan_headings(FLOOD, excerpts, nlp, document_headings=headings, preferred=["Coverage", "Claims"],
+                            params=OutlineParams(**overrides))
+        return [(h.heading, h.parent) for h in out.headings]
+
+    assert plan(base) != plan(changed)
