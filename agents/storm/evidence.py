@@ -31,17 +31,6 @@ _LABEL_LINE = re.compile(r"^\*\*[^*]{1,40}:\*\*")
 _BOLD_LEAD = re.compile(r"^\*\*(?!(?:1[5-9]|20)\d\d\*\*)[^*]+\*\*")
 
 
-class Excerpt(BaseModel):
-    """A piece of source text, the title of its document and where it sits in it (heading path, " > ")."""
-
-    text: str
-    title: str = ""
-    section: str = ""
-
-    def in_context(self) -> str:
-        return " > ".join(x for x in (self.title, self.section) if x) + "\n" + self.text
-
-
 class EvidenceSentence(BaseModel):
     text: str  # an exact substring of its source's text
     source: int  # index into the list of sources it was cut from

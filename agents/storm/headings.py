@@ -21,9 +21,10 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents.lm.nlp import TextToolkit
-from agents.storm.evidence import EvidenceSentence, Excerpt, similarity, vectors, without_topic_words
+from agents.storm.evidence import EvidenceSentence, similarity, vectors, without_topic_words
 from agents.storm.topicality import topical_sentences
 from agents.storm.lexicon import ARTICLE_KINDS, SECTION_TYPES, ArticleKind, kind_text, section_type
+from retrieval.documents import PassageText
 
 HeadingSource = Literal["document", "lexicon", "keywords", "entity"]
 
@@ -120,13 +121,13 @@ def article_kind(topic: str, texts: Sequence[str], nlp: TextToolkit, evidence_we
     return ARTICLE_KINDS[int(np.argmax(np.round(score, 6)))]
 
 
-def plan_headings(topic: str, texts: Sequence[str | Excerpt], nlp: TextToolkit, *,
+def plan_headings(topic: str, texts: Sequence[str | PassageText], nlp: TextToolkit, *,
                   document_headings: Sequence[str | DocumentHeading] = (), preferred: Sequence[str] = (),
                   max_headings: int | None = None, params: OutlineParams | None = None) -> HeadingPlan:
     """Headings the sentences of `texts` support, at most `max_headings` in all."""
     p = params or OUTLINE_PARAMS
     max_headings = p.max_headings if max_headings is None else max_headings
-    excerpts = [t if isinstance(t, Excerpt) else Excerpt(text=t) for t in texts]
+    excerpts = [t if isinstance(t, PassageText) else PassageText(text=t) for t in texts]
     sentences = topical_sentences(topic, excerpts, nlp)
     kind = article_kind(topic, [s.text for s in sentences[:200]], nlp, p.kind_evidence)
     if not sentences:
@@ -244,7 +245,7 @@ def _prior(c: Heading, kind: ArticleKind, preferred: Sequence[str], p: OutlinePa
 PLACE_WORDS = ("country", "city")
 
 
-def _entity_headings(topic: str, sentences: list[EvidenceSentence], excerpts: list[Excerpt], need: int,
+def _entity_headings(topic: str, sentences: list[EvidenceSentence], excerpts: list[PassageText], need: int,
                      p: OutlineParams, nlp: TextToolkit) -> list[Heading]:
     """Names (places, parties, organisations) that many sentences from several sources mention: the
     corpus's own subjects, e.g. the countries a storm struck. Not the topic's own words."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Sequence
 
 from agents.lm.steps import LanguageModel
-from agents.storm.evidence import Excerpt
 from agents.storm.headings import DocumentHeading
 from agents.storm.records import ConversationLog, Outline, OutlineSection
 from agents.storm.steps_outline import (
@@ -22,6 +21,7 @@ from agents.storm.steps_outline import (
     clean_outline,
 )
 from agents.storm.steps_research import NOTHING_FOUND
+from retrieval.documents import PassageText
 from retrieval.snippets import Snippet
 
 
@@ -51,7 +51,7 @@ def refine_input(topic: str, draft: Outline, log: ConversationLog, snippets: Seq
                 headings.append(d)
     return RefineOutlineInput(
         topic=topic, draft=draft, conversation=conversation, document_headings=headings,
-        evidence=[Excerpt(text=s.text, title=s.title, section=" > ".join(s.heading_path)) for s in snippets],
+        evidence=[PassageText(text=s.text, title=s.title, section=" > ".join(s.heading_path)) for s in snippets],
         max_headings=max_headings)
 
 

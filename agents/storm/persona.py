@@ -15,9 +15,9 @@ from typing import Sequence
 from pydantic import BaseModel, Field
 
 from agents.lm.steps import LanguageModel
-from agents.storm.evidence import Excerpt
 from agents.storm.records import BASIC_FACT_WRITER, Persona, RelatedDocument
 from agents.storm.steps_perspectives import FindPerspectives, PerspectivesInput
+from retrieval.documents import PassageText
 from retrieval.query import Retriever, SearchFilter, SearchHit
 
 RELATED_PASSAGES = 24  # passages retrieved for the topic
@@ -35,7 +35,7 @@ class PersonaPlan(BaseModel):
 
 
 async def related_material(topic: str, retriever: Retriever, exclude_urls: Sequence[str] = ()
-                           ) -> tuple[list[RelatedDocument], list[Excerpt]]:
+                           ) -> tuple[list[RelatedDocument], list[PassageText]]:
     """The documents most related to `topic` with their headings in document order, and the passages found."""
     base = SearchFilter(exclude_urls=list(exclude_urls))
     hits = await retriever.search(topic, k=RELATED_PASSAGES, flt=base if exclude_urls else None)
@@ -56,7 +56,7 @@ async def related_material(topic: str, retriever: Retriever, exclude_urls: Seque
                 if h not in headings:
                     headings.append(h)
         related.append(RelatedDocument(title=first.passage.title, source=first.passage.source, headings=headings))
-    return related, [Excerpt(text=h.passage.text, title=h.passage.title, section=" > ".join(h.passage.heading_path))
+    return related, [PassageText(text=h.passage.text, title=h.passage.title, section=" > ".join(h.passage.heading_path))
                      for h in hits]
 
 

@@ -15,7 +15,7 @@ from agents.storm.evidence import EvidenceSentence, rounded, similarity, stands_
 from agents.storm.headings import clean_heading
 from agents.storm.topicality import topical_sentences
 from agents.storm.lexicon import section_type
-from agents.storm.steps_research import NumberedSource, excerpts, render_sources
+from agents.storm.steps_research import NumberedSource, render_sources
 from retrieval.mmr import mmr
 
 SECTION_SENTENCES = 6  # a section without subsections
@@ -89,7 +89,7 @@ to the article's other sections. Do not repeat the section heading and do not ad
 
     @classmethod
     def extract(cls, inp: SectionInput, nlp: TextToolkit) -> SectionOutput:
-        sentences = [x for x in topical_sentences(inp.topic, excerpts(inp.sources), nlp) if stands_alone(x.text)]
+        sentences = [x for x in topical_sentences(inp.topic, inp.sources, nlp) if stands_alone(x.text)]
         if not sentences:
             return SectionOutput(text="")
         texts = [s.text for s in sentences]
@@ -173,7 +173,7 @@ put the number of the source after every sentence, like [2]. No heading."""
     @classmethod
     def extract(cls, inp: LeadInput, nlp: TextToolkit) -> LeadOutput:
         # a lead sentence must stand on its own: no list entry, nothing pointing back
-        sentences = [s for s in topical_sentences(inp.topic, excerpts(inp.sources), nlp)
+        sentences = [s for s in topical_sentences(inp.topic, inp.sources, nlp)
                      if not s.text.startswith("**") and stands_alone(s.text)]
         if not sentences:
             return LeadOutput(lead="")

@@ -8,11 +8,11 @@ from agents.lm.grounding import schema_echo
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import Step
 from agents.storm.citations import strip_citations
-from agents.storm.evidence import Excerpt
 from agents.storm.headings import (OUTLINE_PARAMS, DocumentHeading, OutlineParams, article_kind,
                                    is_reference_heading, plan_headings)
 from agents.storm.lexicon import section_type
 from agents.storm.records import Outline, OutlineSection
+from retrieval.documents import PassageText
 
 MAX_SECTIONS = OUTLINE_PARAMS.max_headings  # headings in all, subsections included
 
@@ -65,7 +65,7 @@ class RefineOutlineInput(BaseModel):
     conversation: list[QuestionAnswer] = Field(description="the writers' questions and the expert's answers")
     document_headings: list[DocumentHeading] = Field(default_factory=list,
                                          description="headings of the corpus documents the sources come from")
-    evidence: list[Excerpt] = Field(description="the collected source snippets")
+    evidence: list[PassageText] = Field(description="the collected source snippets")
     max_headings: int = Field(MAX_SECTIONS, ge=1)
 
 
@@ -103,7 +103,7 @@ references sections."""
 def outline_from_evidence(inp: RefineOutlineInput, nlp: TextToolkit, params: OutlineParams) -> Outline:
     """The extractive refined outline under `params` (`scripts/cv_outline.py` chooses them)."""
     # The expert's answers come first: they are the sentences picked as most relevant.
-    texts = [Excerpt(text=strip_citations(t.answer)) for t in inp.conversation] + list(inp.evidence)
+    texts = [PassageText(text=strip_citations(t.answer)) for t in inp.conversation] + list(inp.evidence)
     plan = plan_headings(inp.topic, texts, nlp, document_headings=inp.document_headings,
                          preferred=inp.draft.headings(), max_headings=inp.max_headings, params=params)
     sections: list[OutlineSection] = []

@@ -8,10 +8,11 @@ from pydantic import BaseModel, Field
 
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import Step
-from agents.storm.evidence import Excerpt, similarity
+from agents.storm.evidence import similarity
 from agents.storm.headings import DocumentHeading, plan_headings
 from agents.storm.lexicon import ARTICLE_KINDS, section_type
 from agents.storm.records import Persona, RelatedDocument
+from retrieval.documents import PassageText
 
 
 # --- perspectives -----------------------------------------------------------------------------
@@ -20,7 +21,7 @@ from agents.storm.records import Persona, RelatedDocument
 class PerspectivesInput(BaseModel):
     topic: str
     related: list[RelatedDocument] = Field(description="related corpus documents and their headings")
-    excerpts: list[Excerpt] = Field(description="passages retrieved for the topic")
+    excerpts: list[PassageText] = Field(description="passages retrieved for the topic")
     max_personas: int = Field(ge=0)
     questions_per_persona: int = Field(ge=1)
 

@@ -13,7 +13,7 @@ from agents.lm.grounding import citation_problem
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import Step
 from agents.lm.text.instructions import numbered_source
-from agents.storm.evidence import Excerpt, content_overlap, similarity, stands_alone
+from agents.storm.evidence import content_overlap, similarity, stands_alone
 from agents.storm.lexicon import section_type
 from agents.storm.records import THANK_YOU, Persona
 from agents.storm.topicality import topical_sentences
@@ -31,10 +31,6 @@ class NumberedSource(PassageText):
     """A passage as a model sees it, with the number to cite it by."""
 
     n: int = Field(description="the number to cite as [n]")
-
-
-def excerpts(sources: list[NumberedSource]) -> list[Excerpt]:
-    return [Excerpt(text=s.text, title=s.title, section=s.section) for s in sources]
 
 
 def render_sources(sources: list[NumberedSource]) -> str:
@@ -172,7 +168,7 @@ sentences). If the sources do not answer the question, say only: "{NOTHING_FOUND
     @classmethod
     def extract(cls, inp: AnswerInput, nlp: TextToolkit) -> AnswerOutput:
         # only sources about the topic itself: one retrieved for a shared common word may be about another thing
-        sentences = [x for x in topical_sentences(inp.topic, excerpts(inp.sources), nlp) if stands_alone(x.text)]
+        sentences = [x for x in topical_sentences(inp.topic, inp.sources, nlp) if stands_alone(x.text)]
         if not sentences:
             return AnswerOutput(answer=NOTHING_FOUND)
         texts = [s.text for s in sentences]

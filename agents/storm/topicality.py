@@ -16,14 +16,15 @@ from typing import Sequence
 import numpy as np
 
 from agents.lm.nlp import TextToolkit
-from agents.storm.evidence import EvidenceSentence, Excerpt, sentences_of, similarity
+from agents.storm.evidence import EvidenceSentence, sentences_of, similarity
+from retrieval.documents import PassageText
 
 TELLING_SHARE = 0.6  # a topic word in more than this share of the sentences tells little about any one
 NAMED_PERCENTILE = 25  # a sentence that does not name the topic must be as close to it as most that do
 MIN_WORD = 4  # shorter stems match too much ("add" of add-on matches "adding")
 
 
-def about_topic(topic: str, items: Sequence[Excerpt], nlp: TextToolkit) -> list[bool]:
+def about_topic(topic: str, items: Sequence[PassageText], nlp: TextToolkit) -> list[bool]:
     """For each item (a sentence with its document title and heading), whether it is about `topic`."""
     if len(items) < 4:
         return [True] * len(items)
@@ -43,10 +44,10 @@ def about_topic(topic: str, items: Sequence[Excerpt], nlp: TextToolkit) -> list[
     floor = float(np.percentile(relevance[np.array(named)], NAMED_PERCENTILE))
     return [n or float(r) >= floor for n, r in zip(named, relevance)]
 
-def topical_sentences(topic: str, sources: Sequence[Excerpt], nlp: TextToolkit) -> list[EvidenceSentence]:
+def topical_sentences(topic: str, sources: Sequence[PassageText], nlp: TextToolkit) -> list[EvidenceSentence]:
     """The usable sentences of `sources` that are about `topic` (`source` indexes into `sources`)."""
     sentences = sentences_of([s.text for s in sources], nlp)
-    items = [Excerpt(text=x.text, title=sources[x.source].title, section=sources[x.source].section)
+    items = [PassageText(text=x.text, title=sources[x.source].title, section=sources[x.source].section)
              for x in sentences]
     keep = about_topic(topic, items, nlp)
     return [x for x, k in zip(sentences, keep) if k]

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from agents.storm import steps_outline
-from agents.storm.evidence import Excerpt
 from agents.storm.headings import OUTLINE_PARAMS, DocumentHeading, OutlineParams, plan_headings
 from agents.storm.records import Outline
 from agents.storm.steps_outline import RefineOutline, RefineOutlineInput, outline_from_evidence
+from retrieval.documents import PassageText
 from storm_support import EXAMPLE_DIR, FLOOD
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,7 +82,7 @@ def test_lexicon_sections_are_dropped_from_the_training_rows_only(cv):
 # --- the parameters are used -------------------------------------------------------------------------
 
 
-def _example_evidence() -> tuple[list[Excerpt], list[DocumentHeading]]:
+def _example_evidence() -> tuple[list[PassageText], list[DocumentHeading]]:
     """The bundled corpus cut at its `##` headings: a corpus whose documents have headings."""
     excerpts, headings = [], []
     for path in sorted(EXAMPLE_DIR.glob("*.md")):
@@ -90,7 +90,7 @@ def _example_evidence() -> tuple[list[Excerpt], list[DocumentHeading]]:
         title = re.search(r"^title: (.*)$", text, re.MULTILINE).group(1)
         for part in re.split(r"(?m)^## ", text.split("---", 2)[2])[1:]:
             heading, _, body = part.partition("\n")
-            excerpts.append(Excerpt(text=body.strip(), title=title, section=heading.strip()))
+            excerpts.append(PassageText(text=body.strip(), title=title, section=heading.strip()))
             headings.append(DocumentHeading(heading=heading.strip(), title=title))
     return excerpts, headings
 
