@@ -9,6 +9,8 @@ step is a typed step, so a chat model runs them when the "answer" stage has one.
 
 from __future__ import annotations
 
+from math import floor
+
 from pydantic import BaseModel, Field
 
 from agents.answer.analysis import AnalyzeInput, AnalyzeQuestion
@@ -63,7 +65,7 @@ async def finish(lm: LanguageModel, answer: AgentAnswer, settings: AnswerSetting
         about = ", ".join(analysis.entities)
         what = f"{analysis.asks_for} ({about})" if about and analysis.asks_for else analysis.asks_for or about
         return _abstain(out, f"no passage clearly states {what or 'the answer'}: the best candidate, "
-                             f"'{fused.short_answer}', has confidence {fused.confidence:.2f}, below "
+                             f"'{fused.short_answer}', has confidence {floor(fused.confidence * 100) / 100:.2f}, below "
                              f"{settings.min_confidence:.2f} ({fused.reason})")
     stating = [cited[i] for i in check.passages if 0 <= i < len(cited)] or cited
     return out.model_copy(update={"short_answer": fused.short_answer, "abstained": False, "abstain_reason": None,

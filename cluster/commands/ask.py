@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import json
 import textwrap
+from math import floor
 from pathlib import Path
 
 from cluster.commands.common import (add_store_arguments, collection_name, count, info, place_of, run_async,
@@ -197,7 +198,7 @@ def print_answer(answer) -> None:
     if answer.abstained:
         print(f"Cannot answer: {answer.abstain_reason}")
         if answer.guess:
-            print(f"  (best guess, not returned: {answer.guess}, confidence {answer.confidence:.2f})")
+            print(f"  (best guess, not returned: {answer.guess}, confidence {floor(answer.confidence * 100) / 100:.2f})")
     elif answer.short_answer:
         print(f"Short answer: {answer.short_answer}  (confidence {answer.confidence:.2f}, {answer.answer_type})")
         for c in answer.answer_support:
