@@ -106,3 +106,25 @@ def test_ctrl_c_during_the_conversations_is_one_line(place, tmp_path):
     progress = [line for line in text.splitlines() if line.startswith("[")]
     rest = [line for line in text.splitlines() if not line.startswith(("[", "no LLM configured"))]
     assert progress and rest == ["raystorm report: interrupted; rerun the same command to resume"], text
+
+
+def test_ctrl_c_stops_a_run_even_when_a_library_swallows_one_cancellation():
+    import asyncio
+    import threading
+
+    from cluster.commands.common import run_async
+
+    finished = []
+
+    async def stubborn():
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            pass  # as a library below may do
+        await asyncio.sleep(30)
+        finished.append(True)
+
+    threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+    with pytest.raises(KeyboardInterrupt):
+        run_async(stubborn())
+    assert not finished  # cancelled again, not run to its end

@@ -74,18 +74,49 @@ def info(message: str) -> None:
 
 
 def run_async(coroutine):
-    """`asyncio.run(coroutine)`, quiet when interrupted.
+    """`asyncio.run(coroutine)`, stopped by Ctrl-C and quiet about it.
 
-    On Ctrl-C asyncio cancels the main task, then every task still running; autogen's
-    runtime tasks fail as they are torn down, and asyncio would print each traceback.
-    After an interrupt that noise is dropped: the CLI says "interrupted" in one line."""
+    On Ctrl-C the main task is cancelled, and cancelled again every second while it
+    runs: a library below may swallow one cancellation (autogen's runtime can), and
+    the user's interrupt must still end the run. Then `KeyboardInterrupt` is raised,
+    which the CLI turns into one line. The tracebacks of tasks torn down on the way
+    (autogen's runtime tasks) are dropped."""
     import asyncio
+    import signal
 
     async def guarded():
+        loop = asyncio.get_running_loop()
+        main = asyncio.current_task()
+        interrupted: list[bool] = []
+
+        def cancel() -> None:
+            if not main.done():
+                main.cancel()
+                loop.call_later(1.0, cancel)
+
+        def on_interrupt() -> None:
+            loop.set_exception_handler(lambda loop, context: None)
+            if not interrupted:
+                interrupted.append(True)
+                cancel()
+
         try:
-            return await coroutine
+            loop.add_signal_handler(signal.SIGINT, on_interrupt)
+            installed = True
+        except (NotImplementedError, RuntimeError, ValueError):  # no signals here (not the main thread)
+            installed = False
+        try:
+            result = await coroutine
         except asyncio.CancelledError:
-            asyncio.get_running_loop().set_exception_handler(lambda loop, context: None)
+            loop.set_exception_handler(lambda loop, context: None)
+            if interrupted:
+                raise KeyboardInterrupt from None
             raise
+        finally:
+            if installed:
+                loop.remove_signal_handler(signal.SIGINT)
+        if interrupted:  # the run finished although cancelled: the user still asked it to stop
+            raise KeyboardInterrupt
+        return result
 
     return asyncio.run(guarded())
