@@ -151,6 +151,13 @@ class ModelRecipe(BaseModel):
         return TextToolkit(embed=embedder.embed)
 
 
+def _default_http() -> httpx.AsyncClient:
+    """The client `openai.AsyncOpenAI` would build for itself (its timeouts, limits and redirects)."""
+    from openai import DefaultAsyncHttpxClient
+
+    return DefaultAsyncHttpxClient()
+
+
 class ActorModels:
     """One actor's models: a `RoleModels` per topic, all gated by one gateway."""
 
@@ -162,6 +169,10 @@ class ActorModels:
         self.nlp = nlp
         self._by_topic: dict[str, RoleModels] = {}
         self._http: httpx.AsyncClient | None = None
+        if recipe.llm.uses_llm:
+            # the chat client's modules take about a second to import: with the actor, not in its first call,
+            # where they would hold up every other call this actor has in flight
+            import autogen_ext.models.openai  # noqa: F401
 
     def for_topic(self, topic: str) -> RoleModels:
         if topic not in self._by_topic:
@@ -173,8 +184,9 @@ class ActorModels:
         ledger = UsageLedger()
         filer = UsageFiler(ledger, self.gateway, self.holder, topic)
         cache = GatewayCache(self.gateway) if settings.cache and self.recipe.gateway_cache else None
-        if self._http is None and self.recipe.http_client_factory is not None:
-            self._http = self.recipe.http_client_factory()
+        if self._http is None and settings.uses_llm:
+            # one HTTP client (connection pool, TLS context) for every topic's chat models on this actor
+            self._http = self.recipe.http_client_factory() if self.recipe.http_client_factory else _default_http()
         built: dict[ModelSpec, LanguageModel] = {}
 
         def model_for(spec: ModelSpec) -> LanguageModel:

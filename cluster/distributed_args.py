@@ -8,10 +8,13 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from cluster.distributed import ClusterPlan
 from cluster.runtime import resolve_address
 from retrieval.errors import UsageError
+
+if TYPE_CHECKING:  # the plan's module imports Ray and the actors: every command's --help would pay for it
+    from cluster.distributed import ClusterPlan
 
 
 def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,7 +46,9 @@ def wants_distributed(args: argparse.Namespace) -> bool:
     return bool(args.distributed or resolve_address(args.address))
 
 
-def plan_from_args(args: argparse.Namespace) -> ClusterPlan:
+def plan_from_args(args: argparse.Namespace) -> "ClusterPlan":
+    from cluster.distributed import ClusterPlan
+
     fields: dict = {}
     for name, key in (("writers", "writer_actors"), ("experts", "expert_actors"),
                       ("topics_in_flight", "topics_in_flight")):

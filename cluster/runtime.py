@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 
 from pydantic import BaseModel
 
@@ -22,6 +23,7 @@ from retrieval.errors import RaystormError
 NAMESPACE = "raystorm"
 ADDRESS_ENV = ("RAYSTORM_RAY_ADDRESS", "RAY_ADDRESS")
 _joined: str | None = None  # the address `connect` joined; None when it started a local Ray
+_early: tuple[threading.Thread, list] | None = None  # a `connect_early` in progress: its thread, its error
 
 
 class ClusterInfo(BaseModel):
@@ -47,12 +49,42 @@ def resolve_address(address: str | None = None) -> str | None:
     return None
 
 
+def connect_early(address: str | None = None) -> None:
+    """Start `connect(address)` in the background: Ray's daemons come up (seconds) while this process
+    goes on with its own start-up (imports, the corpus check); the next `connect` waits for it and
+    raises its error, if any. Call it once the cheap checks of the command line have passed."""
+    global _early
+    import ray
+
+    if _early is not None or ray.is_initialized():
+        return
+    error: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            connect(address)
+        except BaseException as exc:  # handed to the next `connect`, in the caller's thread
+            error.append(exc)
+
+    # not a daemon: a command that fails before joining waits for Ray to be up, and Ray's own exit
+    # handler then stops what it started (no orphaned daemons)
+    thread = threading.Thread(target=start, name="raystorm-connect")
+    _early = (thread, error)
+    thread.start()
+
+
 def connect(address: str | None = None, num_cpus: int | None = None,
             runtime_env: dict | None = None) -> ClusterInfo:
     """Idempotent `ray.init`. Actors ask for 0 or fractional CPUs, so small machines don't starve."""
-    global _joined
+    global _joined, _early
     import ray
 
+    if _early is not None and threading.current_thread() is not _early[0]:
+        thread, error = _early
+        thread.join()
+        _early = None
+        if error:
+            raise error[0]
     if not ray.is_initialized():
         address = resolve_address(address)
         common = dict(namespace=NAMESPACE, ignore_reinit_error=True, logging_level=logging.WARNING,

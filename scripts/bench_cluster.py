@@ -142,7 +142,8 @@ def chain_of(folder: Path, turns: int) -> tuple[int, int]:
     chain = (steps.get("storm.perspectives", 0) + max(per_persona, default=0)
              + steps.get("storm.outline.draft", 0) + steps.get("storm.outline.refine", 0)
              + min(steps.get("storm.article.section", 0), 1)
-             + steps.get("storm.article.lead", 0) + steps.get("storm.article.polish", 0))
+             # the lead and every section's polish run at once (agents.storm.stages.finish_article)
+             + min(max(steps.get("storm.article.lead", 0), steps.get("storm.article.polish", 0)), 1))
     conversation_calls = sum(steps.get(s, 0) for s in ("storm.writer.ask", "storm.expert.queries",
                                                         "storm.expert.answer"))
     if conversation_calls != sum(per_persona):

@@ -34,6 +34,17 @@ LOCAL_PLACEHOLDER_KEY = "not-needed"  # local servers want some bearer token, an
 _REASONING = re.compile(r"^(o\d|gpt-5)")
 
 
+def check_roles(roles: Iterable[str], known: Iterable[str]) -> None:
+    """Refuse overrides (`--role-llm`) for roles the command about to run does not have."""
+    known = set(known)
+    unknown = sorted(set(roles) - known)
+    if unknown:
+        raise LLMConfigError(
+            f"--role-llm names role(s) {', '.join(unknown)} that this command does not run; "
+            f"its roles are: {', '.join(sorted(known))}"
+        )
+
+
 class RoleModels:
     """Role name → `LanguageModel`, with a default for every other role.
 
@@ -76,13 +87,7 @@ class RoleModels:
 
     def validate_roles(self, known: Iterable[str]) -> None:
         """Refuse overrides for roles the command about to run does not have."""
-        known = set(known)
-        unknown = sorted(set(self.roles) - known)
-        if unknown:
-            raise LLMConfigError(
-                f"--role-llm names role(s) {', '.join(unknown)} that this command does not run; "
-                f"its roles are: {', '.join(sorted(known))}"
-            )
+        check_roles(self.roles, known)
 
     async def close(self) -> None:
         for model in self._models():

@@ -154,17 +154,24 @@ async def write_lead(article: Article, table: SnippetSearch, models: LanguageMod
 
 
 async def polish(article: Article, models: LanguageModel) -> Article:
-    """Each section in turn, without sentences an earlier section already said. The lead is left out
-    of the comparison: it sums up the sections, so it may say again what they say."""
-    earlier: list[str] = []
-    sections = []
+    """Each section without the sentences an earlier section already says, all sections at once: a
+    section is compared with what the sections above it say before their own polish (a sentence
+    dropped there repeats something further up, which this section is compared with too). The lead
+    is left out of the comparison: it sums up the sections, so it may say again what they say."""
+    earlier: list[list[str]] = []
+    said: list[str] = []
     for s in article.sections:
-        out = await models.run(PolishSection, PolishInput(topic=article.topic, heading=s.heading, text=s.text,
-                                                          earlier=earlier))
-        text = keep_valid(tidy_section_text(out.text, s.heading), max((c.index for c in article.citations), default=0))
+        earlier.append(list(said))
+        said += [strip_citations(x) for x in _sentences(s.text) if not x.startswith("#")]
+    last = max((c.index for c in article.citations), default=0)
+    outs = await asyncio.gather(*(
+        models.run(PolishSection, PolishInput(topic=article.topic, heading=s.heading, text=s.text, earlier=before))
+        for s, before in zip(article.sections, earlier)))
+    sections = []
+    for s, out in zip(article.sections, outs):
+        text = keep_valid(tidy_section_text(out.text, s.heading), last)
         if text.strip():
             sections.append(ArticleSection(heading=s.heading, text=text))
-            earlier += [strip_citations(x) for x in _sentences(text) if not x.startswith("#")]
     return article.model_copy(update={"sections": sections})
 
 

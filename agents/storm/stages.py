@@ -8,6 +8,8 @@ order they run in, and their checkpoints, are `agents.storm.flow.run_topic`'s.
 
 from __future__ import annotations
 
+import asyncio
+
 from pydantic import BaseModel, Field
 
 from agents.runtime import StageArgs, StageContext
@@ -63,9 +65,13 @@ class FinishArgs(StageArgs):
 
 
 async def finish_article(args: FinishArgs, ctx: StageContext) -> Article:
-    """The lead, then (optionally) the de-duplication pass."""
-    with_lead = await write_lead(args.article, ctx.need_table("polish"), ctx.models)
-    return await polish(with_lead, ctx.models) if args.polish else with_lead
+    """The lead and (optionally) the de-duplication pass, at once: the lead is written from the
+    sections as drafted, and the pass leaves the lead and the citations as they are."""
+    lead = write_lead(args.article, ctx.need_table("polish"), ctx.models)
+    if not args.polish:
+        return await lead
+    with_lead, polished = await asyncio.gather(lead, polish(args.article, ctx.models))
+    return with_lead.model_copy(update={"sections": polished.sections})
 
 
 def table_sources(log: ConversationLog) -> list[Snippet]:

@@ -111,6 +111,8 @@ def run(args: argparse.Namespace) -> int:
 
 async def _run(args: argparse.Namespace, topics: list[str]) -> int:
     from agents.lm.arguments import settings_from_args, role_models_from_args
+    from agents.lm.extractive import NO_LLM_NOTICE
+    from agents.lm.models import check_roles
     from agents.lm.nlp import TextToolkit
     from agents.lm.settings import STORM_ROLES
     from agents.runtime import LocalRuntime
@@ -129,6 +131,11 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
     home = data_home(settings.data_dir)
     out_dir = writable_folder(Path(args.out).expanduser().resolve() if args.out else home / "runs", "--out")
     collection = args.collection or collection_for(args.corpus)
+    distributed = wants_distributed(args)
+    if distributed:
+        from cluster.runtime import connect_early
+
+        connect_early(args.address)  # Ray comes up while the corpus is ingested and checked here
     ingestor = Ingestor(settings)
     store = ingestor.store
     try:
@@ -140,18 +147,22 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
                 info(line)
         corpus = Corpus(settings, collection, store=store, dense=ingestor.dense, sparse=ingestor.sparse)
         corpus.check()
-        nlp = TextToolkit(embed=corpus.dense.embed)
-        models = role_models_from_args(args, cache_dir=home / "cache" / "llm", nlp=nlp)
-        models.validate_roles(STORM_ROLES)
-        if models.notice:
-            info(models.notice)
+        if distributed:  # the actors build the models; the driver only checks what the command line asks
+            check_roles(llm.roles, STORM_ROLES)
+            if not llm.uses_llm:
+                info(NO_LLM_NOTICE)
+        else:
+            nlp = TextToolkit(embed=corpus.dense.embed)
+            models = role_models_from_args(args, cache_dir=home / "cache" / "llm", nlp=nlp)
+            models.validate_roles(STORM_ROLES)
+            if models.notice:
+                info(models.notice)
         options = ReportOptions(personas=args.personas, turns=args.turns, search_k=args.search_k,
                                 exclude_urls=args.exclude_url, polish=not args.no_polish, force=args.force,
                                 writer=args.writer, react_min_calls=args.react_min_calls,
                                 react_max_calls=args.react_max_calls,
                                 where=f"collection '{collection}'")
-        if wants_distributed(args):
-            await models.close()
+        if distributed:
             store.close()  # a Corpus actor opens the embedded store from here on
             return await _run_distributed(args, topics, settings, collection, llm, options, out_dir, home)
         retriever = AsyncCorpus(corpus)

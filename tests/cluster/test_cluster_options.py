@@ -55,3 +55,24 @@ def test_cluster_flags_make_a_plan(monkeypatch):
         plan_from_args(parse("--actor-resource", "research=x"))
     with pytest.raises(UsageError, match="--writers must be at least 1"):
         plan_from_args(parse("--writers", "0"))
+
+
+def test_an_early_connect_hands_its_error_to_the_next_connect(monkeypatch):
+    import ray
+
+    from cluster import runtime
+    from retrieval.errors import RaystormError
+
+    def refuse(**kwargs):
+        raise ConnectionError("nothing listens there")
+
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", refuse)
+    runtime.connect_early("10.0.0.1:6379")  # returns at once; Ray would start in the background
+    try:
+        runtime.connect("10.0.0.1:6379")
+    except RaystormError as exc:
+        assert "10.0.0.1:6379" in str(exc) and "nothing listens there" in str(exc)
+    else:
+        raise AssertionError("the early connect's failure was lost")
+    assert runtime._early is None  # handed over once; the next connect tries again

@@ -188,3 +188,59 @@ def test_the_table_is_idempotent_and_merges_snippets_by_url(example_corpus):
     finally:
         table.drop()
     assert len(table) == 0 and group_by_url([a, b, a])["https://x.test/rider"].snippets == [a, b]
+
+
+class _AllAtOnce:
+    """The extractive model, answering only once `expected` calls are in flight together."""
+
+    def __init__(self, nlp, expected: int):
+        from agents.lm.extractive import ExtractiveModel
+
+        self.inner = ExtractiveModel(nlp)
+        self.name = self.inner.name
+        self.expected = expected
+        self.in_flight = 0
+        self.peak = 0
+        self.steps: list[str] = []
+
+    async def run(self, step, inp):
+        import asyncio
+
+        self.steps.append(step.name)
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        try:
+            for _ in range(200):  # 2 s at most: a sequential caller never gets here with the others
+                if self.peak >= self.expected:
+                    break
+                await asyncio.sleep(0.01)
+            return await self.inner.run(step, inp)
+        finally:
+            self.in_flight -= 1
+
+
+def test_the_lead_and_each_sections_polish_run_at_once(nlp, example_corpus):
+    import asyncio
+
+    from agents.runtime import StageContext
+    from agents.storm.records import Article, ArticleSection, Citation
+    from agents.storm.stages import FinishArgs, finish_article
+
+    class Table:
+        async def search(self, queries, k):
+            return [Snippet.from_passage(h.passage) for h in example_corpus.search(queries[0], k=k)]
+
+    repeated = "Field inspection is due within five days of the claim."
+    article = Article(topic="flood rider", sections=[
+        ArticleSection(heading="Coverage", text=f"The rider treats flood as a covered peril.[1] {repeated}[1]"),
+        ArticleSection(heading="Claims", text=f"{repeated}[2] Photos go with every claim.[2]"),
+        ArticleSection(heading="Limits", text="The deductible is 2,000 dollars.[2]")],
+        citations=[Citation(index=1, url="u1", title="a"), Citation(index=2, url="u2", title="b")])
+    model = _AllAtOnce(nlp, expected=4)  # the lead and three polishes
+    done = asyncio.run(finish_article(FinishArgs(topic="flood rider", article=article, polish=True),
+                                      StageContext(models=model, retriever=None, table=Table())))
+    assert model.peak == 4 and sorted(model.steps).count("storm.article.polish") == 3
+    assert done.lead  # written from the sections as drafted
+    claims = next(s for s in done.sections if s.heading == "Claims")
+    assert repeated not in claims.text and "Photos go with every claim" in claims.text  # said above: dropped
+    assert repeated in done.sections[0].text  # where it was first said, it stays
