@@ -23,7 +23,7 @@ from retrieval.errors import RaystormError
 NAMESPACE = "raystorm"
 ADDRESS_ENV = ("RAYSTORM_RAY_ADDRESS", "RAY_ADDRESS")
 _joined: str | None = None  # the address `connect` joined; None when it started a local Ray
-_early: tuple[threading.Thread, list] | None = None  # a `connect_early` in progress: its thread, its error
+_early: tuple[threading.Thread, threading.Event, list] | None = None  # `connect_early`: its thread, done, error
 
 
 class ClusterInfo(BaseModel):
@@ -58,6 +58,7 @@ def connect_early(address: str | None = None) -> None:
 
     if _early is not None or ray.is_initialized():
         return
+    done = threading.Event()
     error: list[BaseException] = []
 
     def start() -> None:
@@ -65,11 +66,18 @@ def connect_early(address: str | None = None) -> None:
             connect(address)
         except BaseException as exc:  # handed to the next `connect`, in the caller's thread
             error.append(exc)
+        finally:
+            done.set()
+        # Ray's daemons die with the *thread* that started them (Linux's parent-death signal is per
+        # thread): this one lives as long as the process, and goes with it
+        threading.Event().wait()
 
-    # not a daemon: a command that fails before joining waits for Ray to be up, and Ray's own exit
-    # handler then stops what it started (no orphaned daemons)
-    thread = threading.Thread(target=start, name="raystorm-connect")
-    _early = (thread, error)
+    # Ray would set its SIGTERM handler from the main thread; without it, SIGTERM ends this process
+    # and, with it, that thread and the daemons it started: nothing to warn about
+    logging.getLogger("ray._private.worker").addFilter(
+        lambda record: "SIGTERM handler is not set" not in record.getMessage())
+    thread = threading.Thread(target=start, name="raystorm-connect", daemon=True)
+    _early = (thread, done, error)
     thread.start()
 
 
@@ -80,8 +88,8 @@ def connect(address: str | None = None, num_cpus: int | None = None,
     import ray
 
     if _early is not None and threading.current_thread() is not _early[0]:
-        thread, error = _early
-        thread.join()
+        _, done, error = _early
+        done.wait()
         _early = None
         if error:
             raise error[0]
