@@ -214,6 +214,13 @@ class LLMGateway:
     def record(self, records: list[UsageRecord], actor: str, topic: str | None) -> None:
         self._book.add(records, actor, topic)
 
+    def settle(self, lease: str | None, records: list[UsageRecord], actor: str, topic: str | None) -> None:
+        """After a model call: give back its lease (if any) and file its usage, in one round trip."""
+        if lease is not None:
+            self.release(lease)
+        if records:
+            self.record(records, actor, topic)
+
     def ledger(self, topic: str | None = None) -> UsageLedger:
         return self._book.ledger_for(topic)
 

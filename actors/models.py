@@ -84,13 +84,15 @@ class UsageFiler:
         self._topic = topic
         self._sent = 0
 
-    async def flush(self, stage: str) -> None:
+    async def flush(self, stage: str, lease: str | None = None) -> None:
+        """Files the new records and gives back `lease`, in one call to the gateway. The call is sent
+        before anything is awaited: a cancelled caller still gives its lease back."""
         new = self.ledger.records[self._sent:]
-        if not new:
+        if not new and lease is None:
             return
         self._sent += len(new)
-        await call(self._gateway.record.remote(list(new), self._holder, self._topic), actor="LLMGateway",
-                   method="record", stage=stage, timeout_s=GATEWAY_TIMEOUT_S)
+        ref = self._gateway.settle.remote(lease, list(new), self._holder, self._topic)
+        await call(ref, actor="LLMGateway", method="settle", stage=stage, timeout_s=GATEWAY_TIMEOUT_S)
 
 
 class GatedModel:
@@ -114,9 +116,7 @@ class GatedModel:
         try:
             return await self.inner.run(step, inp)
         finally:
-            if lease is not None:
-                self._gateway.release.remote(lease)
-            await self._filer.flush(step.role)
+            await self._filer.flush(step.role, lease)
 
     async def close(self) -> None:
         if hasattr(self.inner, "close"):
