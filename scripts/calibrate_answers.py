@@ -122,8 +122,12 @@ def main(argv: list[str] | None = None) -> int:
     sets: list[str] = []  # the dev set of each question
     for path in args.records:
         name = Path(path).name.split("-")[0]
-        gold = {q.id: q.answers for q in load_multihop_set(Path(args.data) / name).questions}
-        for record in list(read_records(Path(path)).values())[:args.limit]:
+        dataset = load_multihop_set(Path(args.data) / name).questions
+        gold = {q.id: q.answers for q in dataset}
+        # in the set's own order: a file written as questions finished (bench runs them in parallel) folds the same
+        at = {q.id: i for i, q in enumerate(dataset)}
+        records = sorted(read_records(Path(path)).values(), key=lambda r: at.get(r.id, len(at)))
+        for record in records[:args.limit]:
             if record.id not in gold:
                 raise SystemExit(f"{path}: question {record.id} is not in {Path(args.data) / name}")
             sets.append(name)

@@ -192,6 +192,11 @@ def head_phrase(after_wh: str) -> list[str]:
     return words
 
 
+def head_type(words: list[str]) -> AnswerType:
+    """The answer type a noun phrase asks for, by its head noun ("birth city" a place, "main director" a person)."""
+    return _typed_head(words)[0]
+
+
 def _typed_head(words: list[str]) -> tuple[AnswerType, Measure]:
     if words and words[0] == "number":  # "what number"; "which filing number" is a code
         return "number", "count"
@@ -257,3 +262,28 @@ def asked_attribute(nlp: TextToolkit, question: str, entities: list[str]) -> str
     words = [w for w in nlp.words(head)
              if w.lower() not in named and w.lower() not in _ASK_WORDS and not nlp.is_stopword(w)]
     return " ".join(words[:6])
+
+
+_TIME_UNIT = re.compile(r"\b(seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?)\b", re.I)
+_MONEY = re.compile(r"^[$€£¥]|\b(dollars?|euros?|pounds?|yen|rupees?|francs?|marks?|usd|eur|gbp)\b", re.I)
+_SIZE_UNIT = re.compile(r"\d\s?(°|(ft|feet|foot|m|metres?|meters?|km|kilometres?|kilometers?|mi|miles?|inch|inches|in|cm|"
+                        r"mm|kg|g|lbs?|pounds|tons?|tonnes?|degrees?|mph|km/h|acres?|hectares?|ha|sq|square|"
+                        r"knots?|litres?|liters?|gallons?)\b)", re.I)
+_BARE_YEAR = re.compile(r"^(1[5-9]\d\d|20\d\d)$")
+
+
+def fits_measure(text: str, measure: str) -> bool:
+    """Whether a number candidate is of the kind the question measures."""
+    duration, money, size = bool(_TIME_UNIT.search(text)), bool(_MONEY.search(text)), bool(_SIZE_UNIT.search(text))
+    percent = "%" in text or bool(re.search(r"\bper ?cent\b", text, re.I))
+    if measure == "duration":
+        return duration
+    if measure == "amount":
+        return money
+    if measure == "size":
+        return size
+    if measure == "percent":
+        return percent
+    if measure == "count":  # a bare number or a number of things; not a year, a length or a sum
+        return not (duration or money or size or percent or _BARE_YEAR.match(text.strip()))
+    return True

@@ -16,15 +16,18 @@ import re
 
 from pydantic import BaseModel, Field
 
-from agents.answer.analysis import TYPE_KINDS, QuestionAnalysis
+from agents.answer.analysis import TYPE_KINDS, QuestionAnalysis, fits_measure
 from agents.lm.nlp import TextToolkit
 from agents.multihop import evidence
+from agents.multihop.decompose import decompose
+from agents.multihop.plan import PlanHop, walk_plan
 from agents.multihop.metrics import normalize_answer
 from agents.multihop.trace import found_nothing
 from retrieval.documents import PassageText
 
 FEATURES = ("bias", "strategy_span", "hop_votes", "last_hop", "late", "passage_votes", "closeness", "fit",
-            "title", "bridge", "chained", "slot", "words", "common", "head", "named", "off_type", "overlap")
+            "title", "bridge", "chained", "slot", "words", "common", "head", "named", "off_type", "overlap",
+            "planned")
 
 
 class HopEvidence(BaseModel):
@@ -65,6 +68,13 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
     # entities the hops found that the question does not name: the chain's bridges
     bridges = {e.text for h in found for e in nlp.entities(h.answer, evidence.BRIDGE_KINDS)
                if not evidence.mentions(nlp, asked, e.text)}
+    # a composed question walked as a plan (agents/multihop/decompose): the hop that asked its last relation
+    # concludes; what the plan put into a later sub-question was a bridge, never the answer
+    walk = walk_plan(nlp, decompose(ev.question), [
+        PlanHop(query=h.query, answer=h.answer, supporting=[ev.passages[i] for i in h.supporting])
+        for h in ev.hops])
+    concluding = ev.hops[walk.concluding] if walk.concluding is not None else None
+    plan_bridges = [evidence.terms(nlp, a) for a in walk.answers[:-1]] if concluding else []
     by_key: dict[str, dict] = {}
 
     def add(text: str, closeness: float, sentence: str, title: str, in_slot: float = 0.0) -> dict:
@@ -93,6 +103,8 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
                 slot["late"] = max(slot.get("late", 0.0), (n + 1) / len(found))
                 if hop is last:
                     slot["last"] = True
+                if hop is concluding:
+                    slot["planned"] = 1.0
     for i in support:
         for sentence in nlp.sentences(ev.passages[i].text):
             if not asked & evidence.terms(nlp, sentence):
@@ -105,6 +117,8 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
         add(ev.strategy_span, 0.0, "", "")
     out = []
     for key, slot in by_key.items():
+        if any(evidence.terms(nlp, slot["text"]) <= b for b in plan_bridges if b):
+            continue  # a step's answer put into the next sub-question is what that one asks about, not its answer
         stated = [i for i, p in enumerate(ev.passages) if key and key in normalize_answer(f"{p.title} {p.text}")]
         cand_terms = evidence.terms(nlp, slot["text"])
         features = {
@@ -126,6 +140,7 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
             "named": float(any(evidence.related(t, cand_terms) for t in head)),  # "DuPage County" for "what county"
             "off_type": float(_off_type(slot["text"], analysis.answer_type)),
             "overlap": slot["overlap"],
+            "planned": slot.get("planned", 0.0),
         }
         out.append(Candidate(text=slot["text"], features=features, passages=stated))
     if analysis.measure:  # "30 days" for a waiting period, "$1,000" for a deductible, "2,913,123" for a population
@@ -140,12 +155,6 @@ _HONORIFICS = frozenset("senator president king queen prince princess professor 
                         "chancellor bishop pope saint mr mrs ms miss".split())
 _YEAR_ASKED = re.compile(r"\b(what|which) year\b", re.I)
 _YEAR = re.compile(r"\b(1\d{3}|20\d{2})s?\b")
-_TIME_UNIT = re.compile(r"\b(seconds?|minutes?|hours?|days?|weeks?|months?|years?|decades?)\b", re.I)
-_MONEY = re.compile(r"^[$€£¥]|\b(dollars?|euros?|pounds?|yen|rupees?|francs?|marks?|usd|eur|gbp)\b", re.I)
-_SIZE_UNIT = re.compile(r"\d\s?(°|(ft|feet|foot|m|metres?|meters?|km|kilometres?|kilometers?|mi|miles?|inch|inches|in|cm|"
-                        r"mm|kg|g|lbs?|pounds|tons?|tonnes?|degrees?|mph|km/h|acres?|hectares?|ha|sq|square|"
-                        r"knots?|litres?|liters?|gallons?)\b)", re.I)
-_BARE_YEAR = re.compile(r"^(1[5-9]\d\d|20\d\d)$")
 _CONTRACTED = re.compile(r"['’][a-rt-z]")  # "DJ'ed": a word cut from a verb, not a name
 # Last words that make a name an organisation or a place, not a person; an organisation, not a place.
 _ORGANISATION = frozenset("university college school academy institute corporation company inc ltd records pictures "
@@ -179,23 +188,6 @@ def forms(text: str, analysis: QuestionAnalysis, question: str, titles: set[str]
         if len(out) > 1:
             break
     return out
-
-
-def fits_measure(text: str, measure: str) -> bool:
-    """Whether a number candidate is of the kind the question measures."""
-    duration, money, size = bool(_TIME_UNIT.search(text)), bool(_MONEY.search(text)), bool(_SIZE_UNIT.search(text))
-    percent = "%" in text or bool(re.search(r"\bper ?cent\b", text, re.I))
-    if measure == "duration":
-        return duration
-    if measure == "amount":
-        return money
-    if measure == "size":
-        return size
-    if measure == "percent":
-        return percent
-    if measure == "count":  # a bare number or a number of things; not a year, a length or a sum
-        return not (duration or money or size or percent or _BARE_YEAR.match(text.strip()))
-    return True
 
 
 def _of_kinds(nlp: TextToolkit, text: str, kinds) -> bool:

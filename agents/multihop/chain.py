@@ -5,9 +5,14 @@ an intermediate answer from the passages only (or "No relevant information
 found"); the passages that support it (indices bounds-checked); optionally an
 early stop when the model judges the hops sufficient. The final answer sees the
 supporting passages and every hop, and is told the intermediate answers may be wrong.
+When the first query is narrower than the question (the offline model asks the
+question's first nested relation), the first hop also reads the question's own
+hits, interleaved with the query's: they often hold later hops' passages.
 """
 
 from __future__ import annotations
+
+from itertools import zip_longest
 
 from pydantic import BaseModel, Field
 
@@ -69,8 +74,13 @@ class ChainOfRAG:
                 question=question, hops=[brief(h) for h in hops]))).query
             # passages an earlier hop already relied on are known: each hop reads k new ones
             used = {p.passage_id for h in hops for p in h.supporting_passages}
-            hits = await self.retriever.search(query, k=s.k + len(used))
-            passages = [h.passage for h in hits if h.passage.passage_id not in used][: s.k]
+            hits = [h.passage for h in await self.retriever.search(query, k=s.k + len(used))]
+            if not hops and query != question:
+                # a first query narrower than the question (its first sub-question): the question's own
+                # hits, which often hold later hops' passages too, interleaved with the query's
+                whole = [h.passage for h in await self.retriever.search(question, k=s.k)]
+                hits = unique_passages([p for pair in zip_longest(hits, whole) for p in pair if p is not None])
+            passages = [p for p in hits if p.passage_id not in used][: s.k]
             texts = [PassageText.of(p) for p in passages]
             answer = (await self.lm.run(IntermediateAnswer, IntermediateInput(query=query, passages=texts))).answer
             supporting: list[int] = []

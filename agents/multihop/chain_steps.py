@@ -3,8 +3,11 @@
 Per hop: `FollowUpQuery` → retrieval → `IntermediateAnswer` → `SupportedPassages`;
 optionally `Sufficiency` to stop early; at the end `ChainAnswer`. The
 instructions follow DeepSearcher's prompts; the `extract` methods are the
-offline model: the follow-up query carries the bridge entity the last hop
-found, the intermediate answer is the best-supported sentence.
+offline model: a composed question is walked as its plan of nested relations
+(`decompose`, `plan`): each follow-up is the next sub-question with the earlier
+steps' answers put in, the walk says when the chain is done and which hop
+concludes; off a plan, the follow-up query carries the bridge entity the last
+hop found. The intermediate answer is the best-supported sentence.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from agents.lm.nlp import TextToolkit
 from agents.lm.steps import Step
 from agents.lm.text.instructions import numbered_source
 from agents.multihop import evidence
+from agents.multihop.decompose import decompose
+from agents.multihop.plan import walk_plan
 from agents.multihop.short_answer import answer_span
 from agents.multihop.trace import NO_INFORMATION, found_nothing
 from retrieval.documents import PassageText
@@ -75,6 +80,10 @@ class FollowUpQuery(Step[FollowUpInput, FollowUpOutput]):
 
     @classmethod
     def extract(cls, inp: FollowUpInput, nlp: TextToolkit) -> FollowUpOutput:
+        # a composed question: its next sub-question, the earlier hops' answers put in place
+        walk = walk_plan(nlp, decompose(inp.question), inp.hops)
+        if walk.next_query is not None:
+            return FollowUpOutput(query=walk.next_query)
         if not inp.hops:
             return FollowUpOutput(query=inp.question)
         asked = [inp.question, *(h.query for h in inp.hops)]
@@ -219,6 +228,9 @@ class Sufficiency(Step[SufficiencyInput, SufficiencyOutput]):
         # names something of the asked-for kind (a date for "when", a name for "who") beyond the chain
         if not inp.hops or found_nothing(inp.hops[-1].answer):
             return SufficiencyOutput(sufficient=False)
+        plan = decompose(inp.question)
+        if len(plan) > 1:  # a composed question: done once a hop answered its last relation
+            return SufficiencyOutput(sufficient=walk_plan(nlp, plan, inp.hops).concluding is not None)
         covered = [f"{p.title} {p.text}" for h in inp.hops for p in h.supporting]
         if evidence.open_terms(nlp, inp.question, covered):
             return SufficiencyOutput(sufficient=False)
@@ -281,13 +293,17 @@ class ChainAnswer(Step[ChainAnswerInput, CitedAnswer]):
         # before it (later hops win ties); measured on MuSiQue and HotpotQA against "the last hop"
         # and "the last hop with new evidence", which score lower EM and F1
         best, best_score, covered = found[0], -1.0, []
-        for hop in found:
+        at = walk_plan(nlp, decompose(inp.question), inp.hops).concluding
+        concluding = inp.hops[at] if at is not None else None
+        for hop in [] if concluding and not found_nothing(concluding.answer) else found:
             still = evidence.terms(nlp, " ".join(evidence.open_terms(nlp, inp.question, covered)))
             if still:
                 score = len(still & evidence.terms(nlp, hop.answer)) / len(still)
                 if score >= best_score:
                     best, best_score = hop, score
             covered += [f"{p.title} {p.text}" for p in hop.supporting]
+        if concluding and not found_nothing(concluding.answer):
+            best = concluding  # a composed question: the hop that asked its last relation
         parts, cited = [], []
         for hop in [best, *(h for h in found if h is not best)]:
             if any(hop.answer in part for part in parts):

@@ -1,7 +1,8 @@
 """`ShortAnswer`: the span of a long answer that names just what the question asks for.
 
-Extractive form: the question's answer type from its wh-words ("when" → a date,
-"how many" → a number, "who"/"where"/"which X" → a name), then the entity of that
+Extractive form: the question's answer type from the answer layer's analysis
+(`agents.answer.analysis.asked_type`: "when" → a date, "how many" → a number,
+"who"/"where"/"which X" → a name), then the entity of that
 type in the answer that the question does not already name, from the first
 sentence that has one (answers lead with their conclusion), nearest a question word.
 """
@@ -13,6 +14,7 @@ from typing import ClassVar
 
 from pydantic import BaseModel, Field
 
+from agents.answer.analysis import TYPE_KINDS, asked_type
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import LanguageModel, Step
 from agents.lm.text.entities import EntityKind
@@ -20,20 +22,13 @@ from agents.multihop import evidence
 from agents.multihop.trace import found_nothing
 
 _CITATION = re.compile(r"\s*\[\d+(?:,\s*\d+)*\]")
-_TYPES: list[tuple[re.Pattern, tuple[EntityKind, ...]]] = [
-    (re.compile(r"\b(when|what year|which year|what date|what month|what decade|what century)\b", re.I),
-     ("date",)),
-    (re.compile(r"\b(how (many|much|long|old|far|tall|big|large)|what (number|percentage|population|age)|"
-                r"population|snowfall|debt)\b", re.I), ("quantity", "number")),
-]
 _DEFAULT: tuple[EntityKind, ...] = ("name", "reference", "code")
 
 
 def answer_kinds(question: str) -> tuple[EntityKind, ...]:
-    for pattern, kinds in _TYPES:
-        if pattern.search(question):
-            return kinds
-    return _DEFAULT
+    """The entity kinds that can answer `question`, by the answer layer's typing (`asked_type`):
+    a date for "when", a quantity or number for "how many", a name for "who" / "where" / "which X"."""
+    return TYPE_KINDS[asked_type(question)[0]] or _DEFAULT
 
 
 class ShortAnswerInput(BaseModel):
@@ -63,10 +58,12 @@ class ShortAnswer(Step[ShortAnswerInput, ShortAnswerOutput]):
         return ShortAnswerOutput(short_answer=answer_span(nlp, inp.question, inp.answer, inp.known) or "")
 
 
-def answer_span(nlp: TextToolkit, question: str, text: str, known: list[str] = ()) -> str | None:
-    """The entity of the question's answer type in `text` that neither the question nor `known` names."""
+def answer_span(nlp: TextToolkit, question: str, text: str, known: list[str] = (),
+                kinds: tuple[EntityKind, ...] | None = None) -> str | None:
+    """The entity of the question's answer type (or of `kinds`) in `text` that neither the question nor
+    `known` names, nearest a word of them, from the first sentence that has one."""
     text = _CITATION.sub("", text)
-    kinds = answer_kinds(question)
+    kinds = kinds or answer_kinds(question)
     asked = evidence.terms(nlp, " ".join([question, *known]))
     for sentence in nlp.sentences(text):
         words = [(m.start(), m.end(), nlp.stem(m.group().lower())) for m in re.finditer(r"\w+", sentence)]

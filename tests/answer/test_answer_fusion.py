@@ -129,3 +129,20 @@ def test_candidates_drop_possessives_and_titles_and_keep_a_leading_new():
     assert "Barnaby Joyce" in texts  # the passage title inside "Queensland Senator Barnaby Joyce"
     assert "New York" in texts and "New York's" not in texts and "York" not in texts
 
+
+
+def test_the_plans_concluding_hop_is_a_feature_and_its_bridges_are_no_candidates():
+    # the chain walked the question's plan: hop 1 found the engineer, hop 2 (her name put in) the city
+    hops = [HopEvidence(query="engineer who designed the Kestrel Street Bridge", answer=BRIDGE.text, supporting=[0]),
+            HopEvidence(query="In which city was Oona Marchetti born?", answer=BORN.text, supporting=[1])]
+    analysis = analyze(NLP, QUESTION)
+    by_text = {c.text: c.features for c in gather(NLP, analysis, evidence([BRIDGE, BORN], hops))}
+    assert by_text["Tressling"]["planned"] == 1.0
+    # read as a person question, the engineer would be a candidate; she is the bridge, so she is not
+    person = analysis.model_copy(update={"answer_type": "person"})
+    assert "Oona Marchetti" not in {c.text for c in gather(NLP, person, evidence([BRIDGE, BORN], hops))}
+    # the same hops off the plan (other queries): no concluding hop, and the engineer is a candidate again
+    off = [HopEvidence(query=QUESTION, answer=BRIDGE.text, supporting=[0]),
+           HopEvidence(query="Oona Marchetti city born", answer=BORN.text, supporting=[1])]
+    assert gather(NLP, analysis, evidence([BRIDGE, BORN], off))[0].features["planned"] == 0.0
+    assert "Oona Marchetti" in {c.text for c in gather(NLP, person, evidence([BRIDGE, BORN], off))}

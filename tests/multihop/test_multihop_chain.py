@@ -81,7 +81,7 @@ def test_follow_up_carries_the_bridge_not_in_the_question():
                                                 "who kept the old pier.")])
     out = FollowUpQuery.extract(FollowUpInput(question="What instrument did the engineer who rebuilt the "
                                                        "Heron Lane Swing Bridge play?", hops=[hop]), nlp)
-    assert out.query.startswith("Caspar Lindqvist")
+    assert "Caspar Lindqvist" in out.query
     assert "instrument" in out.query and "Heron" not in out.query
     first = FollowUpQuery.extract(FollowUpInput(question="Who rebuilt it?"), nlp)
     assert first.query == "Who rebuilt it?"
