@@ -309,7 +309,14 @@ class ChainAnswer(Step[ChainAnswerInput, CitedAnswer]):
             if any(hop.answer in part for part in parts):
                 continue
             n = next((i for i, p in enumerate(inp.passages, start=1) if hop.answer in p.text), None)
-            parts.append(f"{hop.answer} [{n}]" if n else hop.answer)
-            if n and n not in cited:
+            if n is None:  # a model's own words (a chat model wrote the hop): the passages the hop relied on
+                n = next((i for i, p in enumerate(inp.passages, start=1) for s in hop.supporting
+                          if p.text == s.text), None)
+            if n is None:
+                continue  # nothing here states it: no claim without a source
+            parts.append(f"{hop.answer} [{n}]")
+            if n not in cited:
                 cited.append(n)
+        if not parts:
+            return CitedAnswer(answer=NO_INFORMATION, citations=[])
         return CitedAnswer(answer=" ".join(parts), citations=cited)

@@ -11,6 +11,8 @@ import pytest
 from agents.lm.extractive import ExtractiveModel
 from agents.multihop.chain import ChainOfRAG, ChainSettings
 from agents.multihop.chain_steps import (
+    ChainAnswer,
+    ChainAnswerInput,
     FollowUpInput,
     FollowUpQuery,
     HopBrief,
@@ -123,3 +125,19 @@ def test_a_model_naming_passages_that_do_not_exist_cannot_break_the_chain(two_ho
     assert answer.answer == "Tressling [1]"
     assert server.steps.count("multihop_chain_follow_up") == 2
     assert sum(r.prompt_tokens for r in model.ledger.records) == 50 * len(server.steps)
+
+
+def test_the_offline_final_answer_never_states_a_hop_it_cannot_cite():
+    """A hop in a chat model's own words cites the passages it relied on; one with none is left out."""
+    rider = PassageText(title="Bulletin 2022-11", text="The flood rider's waiting period is 14 days from purchase.")
+    other = PassageText(title="Profiles", text="Delphine Varga is a senior actuary.")
+    paraphrase = HopBrief(query="flood rider waiting period", answer="Two weeks after it is bought.",
+                          supporting=[rider])
+    unsupported = HopBrief(query="who wrote it", answer="Somebody at the head office.", supporting=[])
+    question = "How long is the waiting period of the flood rider?"
+    out = ChainAnswer.extract(ChainAnswerInput(question=question, hops=[paraphrase, unsupported],
+                                               passages=[other, rider]), TextToolkit())
+    assert out.answer == "Two weeks after it is bought. [2]" and out.citations == [2]
+    alone = ChainAnswer.extract(ChainAnswerInput(question=question, hops=[unsupported], passages=[other]),
+                                TextToolkit())
+    assert alone.answer == NO_INFORMATION and alone.citations == []
