@@ -49,7 +49,8 @@ class Step(Generic[I, O]):
 
     @classmethod
     def output_schema(cls) -> dict:
-        return cls.Output.model_json_schema()
+        """`Output`'s JSON schema: a fresh dict each call, generated once per model (`json_schema_of`)."""
+        return json_schema_of(cls.Output)
 
     @classmethod
     def check(cls, inp: BaseModel, out: BaseModel) -> str | None:
@@ -65,6 +66,23 @@ class Step(Generic[I, O]):
         A step without one can only run on a chat model, so the offline default refuses it.
         """
         raise NoOfflineImplementation(cls.name, cls.role)
+
+
+# model -> (the core schema it was generated from, the schema as JSON text). Every chat call needs its
+# step's schema twice (system message, response_format) and pydantic takes ~0.2-0.3 ms to generate one;
+# json.loads of the text takes ~5 us. One entry per output model a process uses (a few dozen).
+_SCHEMAS: dict[type[BaseModel], tuple[object, str]] = {}
+
+
+def json_schema_of(model: type[BaseModel]) -> dict:
+    """`model.model_json_schema()`, from a cache: each call returns a new dict (callers may change it),
+    and a model rebuilt since (`model_rebuild`, a new core schema) has its schema generated again."""
+    core = model.__pydantic_core_schema__
+    cached = _SCHEMAS.get(model)
+    if cached is None or cached[0] is not core:
+        cached = (core, json.dumps(model.model_json_schema(), ensure_ascii=False))
+        _SCHEMAS[model] = cached
+    return json.loads(cached[1])
 
 
 class LanguageModel(Protocol):
