@@ -15,13 +15,14 @@ the mean: in-sample (the chosen setting on its training articles) and cross-vali
 then the setting chosen on all articles (what `OutlineParams` defaults to) and the old constants.
 The objective is mean match recall less twice any shortfall of mean match precision below
 --min-precision. Settings: the defaults, the old constants and --samples random draws from a
-grid's axes (`GRIDS`); `--prune TAUS` also tries dropping the lexicon sections that missed on the
-training folds. Scores are kept per setting and article under --work while the code is unchanged.
+grid's axes (`GRIDS`; folds, objective and grids are in `cv_outline_folds.py`); `--prune TAUS`
+also tries dropping the lexicon sections that missed on the training folds. Scores are kept per
+setting and article under --work while the code is unchanged.
 
 usage: python scripts/cv_outline.py --work DIR [--data DIR] [--tools DIR] [--folds 5] [--seed 0]
-                                    [--grid narrow|random|defaults] [--samples N] [--prune TAUS]
+                                    [--grid corpus|narrow|random|defaults] [--samples N] [--prune TAUS]
                                     [--only NAME] [--prepare-only] [--show]
-e.g.   python scripts/cv_outline.py --work DIR --grid narrow --samples 70 --prune ""
+e.g.   python scripts/cv_outline.py --work DIR --grid corpus --samples 100 --prune ""
 """
 
 from __future__ import annotations
@@ -30,9 +31,7 @@ import argparse
 import asyncio
 import importlib.util
 import json
-import random
 import re
-import statistics
 import subprocess
 import sys
 import time
@@ -41,6 +40,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from cv_outline_folds import (GRIDS, LEGACY, PREVIOUS, cross_validate, describe, folds_by_article,  # noqa: E402
+                              grid, mean, report_cv)
 
 
 # --- preparation: corpus and research, once per article ---------------------------------------------
@@ -99,7 +102,6 @@ def research(article: Path, work: Path, tools: Path) -> dict:
     return out
 
 
-
 # --- evaluation: the outline stage alone, scored with the shared metric -----------------------------
 
 
@@ -152,9 +154,10 @@ class Article:
 
 
 def memoize_outline_helpers() -> None:
-    """What does not depend on `OutlineParams` (which sentences are about the topic, similarity matrices)
+    """What depends on few of `OutlineParams` (which sentences are about the topic, similarity matrices)
     is worked out once per article: a speed-up for the grid only, the results are the same."""
     import agents.storm.headings as headings
+    import agents.storm.lexicon as lexicon
 
     def memo(fn, key, copy=lambda x: x):
         cache = {}
@@ -168,10 +171,11 @@ def memoize_outline_helpers() -> None:
 
     texts = lambda xs: tuple(x.text if hasattr(x, "text") else x for x in xs)  # noqa: E731
     headings.topical_sentences = memo(headings.topical_sentences,
-                                      lambda t, sources, nlp: (t, tuple((s.text, s.title, s.section) for s in sources)),
-                                      list)
-    headings.similarity = memo(headings.similarity, lambda a, b, nlp: (texts(a), texts(b)), lambda m: m.copy())
-    headings.vectors = memo(headings.vectors, lambda a, nlp, v=(): (texts(a), texts(v)), lambda m: m.copy())
+                                      lambda t, sources, nlp, rule: (t, tuple((s.text, s.title, s.section)
+                                                                              for s in sources), rule), list)
+    similarity = memo(headings.similarity, lambda a, b, nlp: (texts(a), texts(b)), lambda m: m.copy())
+    headings.similarity = lexicon.similarity = similarity
+    lexicon.vectors = memo(lexicon.vectors, lambda a, nlp, v=(): (texts(a), texts(v)), lambda m: m.copy())
 
 
 def code_version() -> str:
@@ -198,158 +202,6 @@ def score(article: Article, params, nlp, metric, emb) -> dict:
         matched = [bool(x) for x in (g @ q.T).max(axis=0) >= 0.6]
     return {"soft": metric.soft_recall(article.gold, pred, emb), "recall": recall, "precision": precision,
             "pred": pred, "matched": matched}
-
-
-# --- cross-validation -------------------------------------------------------------------------------
-
-
-def folds_by_article(names: list[str], k: int, seed: int = 0) -> list[list[str]]:
-    """`k` folds of whole articles (an article's headings never sit on both sides of a split)."""
-    if not 2 <= k <= len(names):
-        raise ValueError(f"{k} folds need at least {k} articles, got {len(names)}")
-    shuffled = sorted(names)
-    random.Random(seed).shuffle(shuffled)
-    return [sorted(shuffled[i::k]) for i in range(k)]
-
-
-def mean(rows: list[dict], key: str) -> float:
-    return statistics.mean(r[key] for r in rows) if rows else 0.0
-
-
-PRECISION_WEIGHT = 2.0  # a point of precision below the floor costs two points of recall
-
-
-def objective(rows: list[dict], min_precision: float) -> float:
-    """Mean match recall, less twice any shortfall of mean match precision below `min_precision`."""
-    r, p = mean(rows, "recall"), mean(rows, "precision")
-    return r - PRECISION_WEIGHT * max(0.0, min_precision - p)
-
-
-def choose(table: list[dict[str, dict]], train: list[str], min_precision: float) -> int:
-    """The setting with the best objective over the `train` articles only (ties: the earlier one)."""
-    return max(range(len(table)),
-               key=lambda i: (round(objective([table[i][n] for n in train], min_precision), 9), -i))
-
-
-def lexicon_misses(rows: list[dict], tau: float) -> tuple[str, ...]:
-    """Lexicon sections that, where the outline proposed them in `rows`, matched a gold heading less
-    than `tau` of the time: the list of section types is chosen on training articles, like a number."""
-    from agents.storm.lexicon import SECTION_TYPES
-
-    lexicon = {s.heading for s in SECTION_TYPES}
-    hits: dict[str, list[bool]] = {}
-    for r in rows:
-        for h, m in zip(r["pred"], r["matched"]):
-            if h in lexicon:
-                hits.setdefault(h, []).append(m)
-    return tuple(sorted(h for h, ms in hits.items() if sum(ms) < tau * len(ms)))
-
-
-def cross_validate(table: list[dict[str, dict]], settings_list: list[dict], names: list[str],
-                   folds: list[list[str]], min_precision: float, evaluate=None, taus=()) -> list[dict]:
-    """Per fold: the setting chosen on the other folds, its rows there (in-sample) and on the fold.
-
-    With `evaluate(overrides) -> {article: row}` and `taus`, the lexicon is pruned too: sections that
-    missed on the training articles (`lexicon_misses`) are dropped when that helps there."""
-    out = []
-    for held in folds:
-        train = [n for n in names if n not in held]
-        i = choose(table, train, min_precision)
-        best = {"setting": settings_list[i], "rows": table[i]}
-        for tau in taus:
-            dropped = lexicon_misses([table[i][n] for n in train], tau)
-            if not dropped:
-                continue
-            overrides = {**settings_list[i], "dropped_sections": dropped}
-            rows = evaluate(overrides)
-            if objective([rows[n] for n in train], min_precision) > objective(
-                    [best["rows"][n] for n in train], min_precision):
-                best = {"setting": overrides, "rows": rows}
-        out.append({"setting": best["setting"], "train": [best["rows"][n] for n in train],
-                    "test": [best["rows"][n] for n in held]})
-    return out
-
-
-def report_cv(table, settings_list, names, folds, min_precision, evaluate=None, taus=()) -> list[dict]:
-    line = "{:<6} {:>6} {:>6} {:>6}   {:>6} {:>6} {:>6}   {}"
-    print(f"\n{len(folds)}-fold CV by article over {len(names)} articles, {len(table)} settings "
-          f"(objective: match recall, precision >= {min_precision})")
-    print(line.format("fold", "soft", "R", "P", "cvSoft", "cvR", "cvP", "chosen on the other folds"))
-    keys = ("soft", "recall", "precision")
-    results = cross_validate(table, settings_list, names, folds, min_precision, evaluate, taus)
-    for f, r in enumerate(results):
-        print(line.format(f + 1, *(f"{mean(r['train'], k):.3f}" for k in keys),
-                          *(f"{mean(r['test'], k):.3f}" for k in keys), describe(r["setting"])))
-    test = [row for r in results for row in r["test"]]
-    print(line.format("mean", *(f"{statistics.mean(mean(r['train'], k) for r in results):.3f}" for k in keys),
-                      *(f"{mean(test, k):.3f}" for k in keys), "(CV: each article scored once, held out)"))
-    return results
-
-
-# The constants of the outline stage before cross-validation (the 10-article fit), for comparison.
-LEGACY = {"assign_threshold": 0.2, "kind_prior": 0.12, "preferred_prior": 0.04, "under_heading": 0.12,
-          "document_topic": 1.0, "min_share": 0.02, "min_support": 2, "sentences_per_heading": 6, "synonym": 0.8,
-          "min_headings": 4, "min_fitting": 3, "max_headings": 12, "lexicon_scope": "all",
-          "dropped_sections": (), "entity_headings": 0, "entity_min_sources": 2, "entity_place": 0.0, "entity_min_share": 0.0,
-          "kind_evidence": 0.5}
-
-GRIDS: dict[str, dict[str, list]] = {
-    "narrow": {  # around the best settings of a first random search
-        "assign_threshold": [0.15, 0.2],
-        "kind_evidence": [0.5, 0.75, 1.0],
-        "kind_prior": [0.0, 0.12],
-        "preferred_prior": [0.0, 0.04],
-        "min_share": [0.02, 0.04],
-        "min_support": [2],
-        "sentences_per_heading": [4, 6],
-        "synonym": [0.8],
-        "min_headings": [2, 4],
-        "min_fitting": [0, 3],
-        "max_headings": [8, 10, 12],
-        "lexicon_scope": ["all", "kind"],
-        "entity_headings": [0, 4, 8],
-        "entity_min_sources": [2, 3],
-        "entity_min_share": [0.0, 0.03, 0.06],
-        "entity_place": [0.35, 0.45],
-    },
-    "random": {
-        "assign_threshold": [0.15, 0.2, 0.25, 0.3, 0.35],
-        "kind_prior": [0.0, 0.06, 0.12, 0.2],
-        "preferred_prior": [0.0, 0.04],
-        "min_share": [0.02, 0.04, 0.06],
-        "min_support": [2, 3],
-        "sentences_per_heading": [4, 6, 10],
-        "synonym": [0.7, 0.8],
-        "min_headings": [2, 4],
-        "min_fitting": [0, 3, 6],
-        "max_headings": [6, 8, 10, 12],
-        "lexicon_scope": ["all", "kind"],
-        "entity_headings": [0, 2, 4, 8],
-        "entity_min_sources": [2, 3],
-        "entity_place": [0.0, 0.35, 0.45, 0.55],
-        "entity_min_share": [0.0, 0.03, 0.06],
-        "kind_evidence": [0.5, 0.75, 1.0],
-    },
-}
-
-
-def grid(name: str, samples: int, seed: int) -> list[dict]:
-    """Settings to compare, as overrides of `OutlineParams()`'s fields: the defaults, the old constants,
-    and `samples` random draws from the grid's axes."""
-    out = [{}, LEGACY]
-    if name == "defaults":
-        return out
-    axes = GRIDS[name]
-    rng = random.Random(seed)
-    while len(out) < samples + 2:
-        draw = {k: rng.choice(v) for k, v in axes.items()}
-        if draw not in out:
-            out.append(draw)
-    return out
-
-
-def describe(overrides: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in overrides.items()) or "(defaults)"
 
 
 def main() -> int:
@@ -429,7 +281,8 @@ def main() -> int:
     rows = final["train"]
     print(f"\nchosen on all {len(names)} (in-sample): soft {mean(rows, 'soft'):.3f}, match R "
           f"{mean(rows, 'recall'):.3f}, P {mean(rows, 'precision'):.3f}\n  {describe(final['setting'])}")
-    for label, overrides in (("before CV (old constants)", LEGACY), ("OutlineParams() defaults", {})):
+    for label, overrides in (("before CV (old constants)", LEGACY), ("previous defaults", PREVIOUS),
+                             ("OutlineParams() defaults", {})):
         rows = [evaluate(overrides)[n] for n in names]
         print(f"{label}: soft {mean(rows, 'soft'):.3f}, match R {mean(rows, 'recall'):.3f}, "
               f"P {mean(rows, 'precision'):.3f}")

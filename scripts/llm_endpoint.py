@@ -183,6 +183,9 @@ def tokens(text: str) -> int:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # headers and body go out as separate writes: with Nagle's algorithm on, a kept-alive connection waits
+    # for the client's delayed ACK (~40 ms a reply) before the body, which no provider's HTTPS adds
+    disable_nagle_algorithm = True
     state: _State  # set on the subclass made per server
 
     def log_message(self, format, *args):  # the JSONL log says it all

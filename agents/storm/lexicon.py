@@ -6,12 +6,19 @@ model gets that knowledge from this table instead: section names that recur acro
 Wikipedia articles, each with a cue (what such a section typically says, phrased
 like the content it holds, so that it can be matched to evidence by embedding
 similarity), and article kinds with the sections they usually have, in the usual
-order. Nothing here names any particular article.
+order; and which kind a topic and its evidence look like. Nothing here names any
+particular article.
 """
 
 from __future__ import annotations
 
+from typing import Sequence
+
+import numpy as np
 from pydantic import BaseModel, ConfigDict
+
+from agents.lm.nlp import TextToolkit
+from agents.storm.evidence import similarity, vectors
 
 
 class SectionType(BaseModel):
@@ -261,3 +268,29 @@ def section_text(section: SectionType) -> str:
 
 def kind_text(kind: ArticleKind) -> str:
     return f"{kind.name}: {kind.cue}"
+
+
+def article_kind(topic: str, texts: Sequence[str], nlp: TextToolkit, evidence_weight: float = 0.5) -> ArticleKind:
+    """The article kind whose description best fits the topic (and the evidence, if any, weighted
+    `evidence_weight` against the topic's own words)."""
+    kinds = [kind_text(k) for k in ARTICLE_KINDS]
+    score = similarity([topic], kinds, nlp)[0]
+    if texts:
+        centroid = vectors(list(texts), nlp, kinds).mean(axis=0)
+        centroid /= max(float(np.linalg.norm(centroid)), 1e-9)
+        fit = (vectors(kinds, nlp, texts) @ centroid if nlp.has_embeddings
+               else similarity([" ".join(texts)], kinds, nlp)[0])
+        score = (1 - evidence_weight) * score + evidence_weight * fit
+    return ARTICLE_KINDS[int(np.argmax(np.round(score, 6)))]
+
+
+def kind_fit(kind: ArticleKind, texts: Sequence[str], nlp: TextToolkit) -> float:
+    """How well the evidence fits its article kind: the cosine of its centroid to the kind's description
+    (a film's evidence fits "film" well; an armorial's fits no kind, and the lexicon misleads it)."""
+    if not texts:
+        return 0.0
+    if not nlp.has_embeddings:
+        return float(similarity([" ".join(texts)], [kind_text(kind)], nlp)[0, 0])
+    centroid = vectors(list(texts), nlp).mean(axis=0)
+    centroid /= max(float(np.linalg.norm(centroid)), 1e-9)
+    return float((vectors([kind_text(kind)], nlp) @ centroid)[0])

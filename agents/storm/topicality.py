@@ -14,23 +14,38 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
 from agents.lm.nlp import TextToolkit
 from agents.storm.evidence import EvidenceSentence, sentences_of, similarity
 from retrieval.documents import PassageText
 
-TELLING_SHARE = 0.6  # a topic word in more than this share of the sentences tells little about any one
-NAMED_PERCENTILE = 25  # a sentence that does not name the topic must be as close to it as most that do
-MIN_WORD = 4  # shorter stems match too much ("add" of add-on matches "adding")
+
+class Topicality(BaseModel):
+    """The rule's three numbers. The outline stage's are chosen by cross-validation (`OutlineParams`,
+    `scripts/cv_outline.py`); the research and article steps use these defaults."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    telling_share: float = Field(0.6, gt=0, le=1, description="a topic word in more than this share of the "
+                                 "sentences tells little about any one")
+    named_percentile: float = Field(25, ge=0, le=100, description="a sentence that does not name the topic must "
+                                    "be as close to it as this percentile of those that do")
+    min_word: int = Field(4, ge=1, description="shorter topic stems are ignored: they match too much "
+                          "(\"add\" of add-on matches \"adding\")")
 
 
-def about_topic(topic: str, items: Sequence[PassageText], nlp: TextToolkit) -> list[bool]:
+TOPICALITY = Topicality()
+
+
+def about_topic(topic: str, items: Sequence[PassageText], nlp: TextToolkit,
+                rule: Topicality = TOPICALITY) -> list[bool]:
     """For each item (a sentence with its document title and heading), whether it is about `topic`."""
     if len(items) < 4:
         return [True] * len(items)
-    words = {w for w in nlp.content_tokens(topic) if len(w) >= MIN_WORD}
+    words = {w for w in nlp.content_tokens(topic) if len(w) >= rule.min_word}
     bags = [set(nlp.content_tokens(e.in_context())) for e in items]
-    common = {w for w in words if sum(w in b for b in bags) > TELLING_SHARE * len(bags)}
+    common = {w for w in words if sum(w in b for b in bags) > rule.telling_share * len(bags)}
     telling = words - common
     if not telling:
         return [True] * len(items)
@@ -41,13 +56,15 @@ def about_topic(topic: str, items: Sequence[PassageText], nlp: TextToolkit) -> l
     # those that do (a stricter rule would need word counts over the whole corpus: what is common in
     # the evidence for "claims handling" is also what the topic is about)
     relevance = similarity([topic], [e.text for e in items], nlp)[0]
-    floor = float(np.percentile(relevance[np.array(named)], NAMED_PERCENTILE))
+    floor = float(np.percentile(relevance[np.array(named)], rule.named_percentile))
     return [n or float(r) >= floor for n, r in zip(named, relevance)]
 
-def topical_sentences(topic: str, sources: Sequence[PassageText], nlp: TextToolkit) -> list[EvidenceSentence]:
+
+def topical_sentences(topic: str, sources: Sequence[PassageText], nlp: TextToolkit,
+                      rule: Topicality = TOPICALITY) -> list[EvidenceSentence]:
     """The usable sentences of `sources` that are about `topic` (`source` indexes into `sources`)."""
     sentences = sentences_of([s.text for s in sources], nlp)
     items = [PassageText(text=x.text, title=sources[x.source].title, section=sources[x.source].section)
              for x in sentences]
-    keep = about_topic(topic, items, nlp)
+    keep = about_topic(topic, items, nlp, rule)
     return [x for x, k in zip(sentences, keep) if k]

@@ -1,8 +1,9 @@
 """The outline stage's parameters: chosen by cross-validation split by article, and used.
 
-`scripts/cv_outline.py` chooses `OutlineParams` on FreshWiki articles; these tests check that
-its folds never put one article on both sides, that a fold is scored with a setting chosen
-without it, and that the refine step and `plan_headings` read every parameter they are given.
+`scripts/cv_outline.py` (with `cv_outline_folds.py`) chooses `OutlineParams` on FreshWiki articles;
+these tests check that its folds never put one article on both sides, that a fold is scored with a
+setting chosen without it, and that the refine step and `plan_headings` read every parameter they
+are given.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from agents.storm import steps_outline
-from agents.storm.headings import OUTLINE_PARAMS, DocumentHeading, OutlineParams, plan_headings
+from agents.storm.evidence import sentences_of
+from agents.storm.headings import OUTLINE_PARAMS, DocumentHeading, OutlineParams, _phrase_headings, plan_headings
+from agents.storm.lexicon import ARTICLE_KINDS
 from agents.storm.records import Outline
 from agents.storm.steps_outline import RefineOutline, RefineOutlineInput, outline_from_evidence
 from retrieval.documents import PassageText
@@ -23,12 +26,27 @@ from storm_support import EXAMPLE_DIR, FLOOD
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def cv():
-    spec = importlib.util.spec_from_file_location("cv_outline", ROOT / "scripts" / "cv_outline.py")
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="module")
+def cv():
+    """The cross-validation half of `scripts/cv_outline.py`."""
+    return _script("cv_outline_folds")
+
+
+def test_the_script_uses_the_folds_module(cv):
+    script = _script("cv_outline")  # imports `cv_outline_folds` from scripts/ itself
+    assert script.cross_validate.__module__ == "cv_outline_folds"
+    assert script.grid("defaults", 0, 0) == [{}, cv.LEGACY, cv.PREVIOUS]
+    # an extending grid keeps the base grid's draws as they were scored before its axes existed
+    narrow, corpus = cv.grid("narrow", 70, 0), cv.grid("corpus", 5, 0)
+    assert corpus[3:73] == [{**cv.PREVIOUS, **o} for o in narrow[3:]] and len(corpus) == 78
+    assert all(set(o) == set(cv.GRIDS["corpus"]) for o in corpus[73:])
 
 
 def _row(recall: float, precision: float) -> dict:
@@ -112,6 +130,9 @@ def test_the_refine_step_runs_with_the_chosen_parameters(nlp, evidence, monkeypa
     assert RefineOutline.extract(inp, nlp).headings() == []
 
 
+# phrase headings wherever the evidence allows them (the defaults keep them for evidence that fits no kind)
+PHRASES = {"phrase_headings": 3, "phrase_min_share": 0.0, "phrase_noun_share": 0.0, "phrase_max_fit": 1.0}
+
 # For every field: two settings that differ in that field only, and give different outlines here.
 CONTRASTS: dict[str, tuple[dict, dict]] = {
     "assign_threshold": ({"assign_threshold": 0.2}, {"assign_threshold": 0.5}),
@@ -142,6 +163,20 @@ CONTRASTS: dict[str, tuple[dict, dict]] = {
                          {"entity_headings": 3, "entity_place": 0.0, "entity_min_share": 0.2}),
     "entity_place": ({"entity_headings": 3, "entity_min_share": 0.0, "entity_place": 0.0},
                      {"entity_headings": 3, "entity_min_share": 0.0, "entity_place": 0.9}),
+    # phrase headings only where the evidence fits its article kind badly
+    "phrase_max_fit": ({**PHRASES, "phrase_max_fit": 1.0}, {**PHRASES, "phrase_max_fit": 0.0}),
+    # which sentences are about the topic: a stricter or looser rule keeps other evidence
+    # (at the 10th percentile the flood evidence is all about the topic whatever the other two say)
+    "topic_telling_share": ({"topic_named_percentile": 25, "topic_telling_share": 0.8},
+                            {"topic_named_percentile": 25, "topic_telling_share": 0.1}),
+    "topic_named_percentile": ({"topic_named_percentile": 25}, {"topic_named_percentile": 90}),
+    "topic_min_word": ({"topic_named_percentile": 25, "topic_min_word": 4},
+                       {"topic_named_percentile": 25, "topic_min_word": 12}),
+    # the corpus's recurring noun phrases ("waiting period", "deductibles")
+    "phrase_headings": ({**PHRASES, "phrase_headings": 0}, {**PHRASES, "phrase_headings": 3}),
+    "phrase_min_sources": ({**PHRASES, "phrase_min_sources": 3}, {**PHRASES, "phrase_min_sources": 20}),
+    "phrase_min_share": ({**PHRASES, "phrase_min_share": 0.05}, {**PHRASES, "phrase_min_share": 0.3}),
+    "phrase_noun_share": ({**PHRASES, "phrase_noun_share": 0.3}, {**PHRASES, "phrase_noun_share": 0.9}),
 }
 
 
@@ -162,3 +197,34 @@ def test_a_parameter_changes_the_outline(field, nlp, evidence):
         return [(h.heading, h.parent) for h in out.headings]
 
     assert plan(base) != plan(changed)
+
+
+def test_recurring_noun_phrases_become_headings_and_verbs_do_not(nlp):
+    """A phrase the sources keep naming ("the harness") heads a section; a verb as often used does not."""
+    places = ["the north face", "the sea cliff", "the gym wall", "the long ridge"]
+    texts = [PassageText(text=f"The climber checked the harness and the equipment before {place} and tested "
+                              f"the anchor twice.", title=f"Guide {i}") for i, place in enumerate(places)]
+    texts += [PassageText(text="Every harness is tested under load; a worn harness is replaced at once.",
+                          title="Guide 9")]
+    sentences = sentences_of([t.text for t in texts], nlp)
+    found = _phrase_headings("Rock-climbing equipment", sentences, texts, 2,
+                             OutlineParams(phrase_headings=5, phrase_min_sources=3, phrase_noun_share=0.5), nlp)
+    names = [h.heading for h in found]
+    assert "Harness" in names and "Tested" not in names
+    assert "Equipment" not in names  # the topic's own words never head a section
+    # fewer sources than asked: none
+    assert _phrase_headings("Rock-climbing equipment", sentences, texts, 2,
+                            OutlineParams(phrase_headings=5, phrase_min_sources=6), nlp) == []
+
+
+def test_evidence_that_fits_no_kind_is_named_by_its_own_phrases(nlp, evidence):
+    """With every section of the kind dropped and no document headings there is no candidate at all:
+    the outline comes from the corpus's phrases, not from a crash."""
+    excerpts, _ = evidence
+    kind = plan_headings(FLOOD, excerpts, nlp).kind
+    sections = next(k.sections for k in ARTICLE_KINDS if k.name == kind)
+    params = OutlineParams(lexicon_scope="kind", dropped_sections=sections, phrase_headings=3, phrase_min_share=0.0,
+                           phrase_noun_share=0.0, phrase_max_fit=1.0)
+    plan = plan_headings(FLOOD, excerpts, nlp, params=params)
+    assert plan.headings and {h.source for h in plan.headings} <= {"phrase", "keywords", "entity"}
+    assert "lexicon" in {h.source for h in plan_headings(FLOOD, excerpts, nlp).headings}
