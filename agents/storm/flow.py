@@ -216,12 +216,14 @@ async def _stages(topic: str, runtime: Runtime, files: RunFiles, points: Checkpo
                              lambda log: files.write_conversations(log, group_by_url(table_sources(log))),
                              files.read_conversations)
     sources = table_sources(log)
+    searched = len(sources)
     try:
         added = await runtime.table(table).add(sources)
+        del sources  # the table has them; `info` below is what the topic keeps (many topics are in flight at once)
         info = await runtime.table(table).url_to_info()
     except RaystormError as exc:
         raise StageFailed(INFO_TABLE, str(exc), topic) from exc
-    say(INFO_TABLE, "done", f"{len(info)} sources, {len(sources)} snippets ({added} new)")
+    say(INFO_TABLE, "done", f"{len(info)} sources, {searched} snippets ({added} new)")
 
     snippets = [s for e in info.values() for s in e.snippets]
     print_ = fingerprint(print_, "outline")
