@@ -17,8 +17,8 @@ functions by cumulative time. Set-up is never counted; `--warmup` first runs one
 so that lazy imports, model loading and first-use caches are not counted either; `--out DIR` keeps the reports, to compare
 two versions' artifacts with `diff -r`:
 
-    python scripts/profile_chat_path.py --topics 4 --warmup --out /tmp/prof-before
-    python scripts/profile_chat_path.py --topics 4 --top 8 --pstats /tmp/chat.pstats
+    python scripts/profile_chat_path.py --topics 4 --warmup --out prof-before
+    python scripts/profile_chat_path.py --topics 4 --top 8 --pstats chat.pstats
 """
 
 from __future__ import annotations
