@@ -4,10 +4,10 @@ Models run where the agents are (a writer's calls go out from its own actor);
 the gateway only hands out permits. Before each call a model asks for a lease
 on its endpoint (`acquire`), which waits for a free slot under the endpoint's
 cluster-wide concurrency and requests-per-minute limits, and gives it back
-after (`release`). A lease whose holder died is reclaimed after
+after, with the call's usage records, in one round trip (`settle`). A lease whose holder died is reclaimed after
 `lease_timeout_s`, so a lost node cannot leak slots.
 
-Every call's `UsageRecord` is sent to the gateway with the actor and topic it
+Every call's `UsageRecord` reaches the gateway with the actor and topic it
 came from, so the run has one ledger: calls, tokens and cost per role, per
 actor, per topic. The completion cache lives with the gateway
 (`cache_get`/`cache_put`), one directory for the whole cluster.
@@ -206,20 +206,13 @@ class LLMGateway:
         self._leases[lease] = endpoint
         return lease
 
-    def release(self, lease: str) -> None:
-        endpoint = self._leases.pop(lease, None)
-        if endpoint is not None:
-            self._gate(endpoint).release(lease)
-
-    def record(self, records: list[UsageRecord], actor: str, topic: str | None) -> None:
-        self._book.add(records, actor, topic)
-
     def settle(self, lease: str | None, records: list[UsageRecord], actor: str, topic: str | None) -> None:
         """After a model call: give back its lease (if any) and file its usage, in one round trip."""
-        if lease is not None:
-            self.release(lease)
+        endpoint = self._leases.pop(lease, None) if lease is not None else None
+        if endpoint is not None:
+            self._gate(endpoint).release(lease)
         if records:
-            self.record(records, actor, topic)
+            self._book.add(records, actor, topic)
 
     def ledger(self, topic: str | None = None) -> UsageLedger:
         return self._book.ledger_for(topic)
