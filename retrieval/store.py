@@ -60,17 +60,18 @@ class CollectionInfo(BaseModel):
     dense_vector: str | None = None
 
 
-def _fast_local_commits(client: QdrantClient) -> None:
+def fast_local_commits(client: QdrantClient, name: str | None = None) -> None:
     """Let embedded Qdrant's sqlite files commit without an fsync each.
 
     Local mode commits every point on its own, and sqlite's defaults fsync every
     commit: 8-10 ms a point here, a third of an ingest. WAL with synchronous=NORMAL
     (0.9 ms a point) still never corrupts the file; a power cut can lose the last
     writes, which re-ingesting (idempotent) restores. A no-op for a server, or if
-    qdrant-client's local internals change.
+    qdrant-client's local internals change. `name`: that collection only (default: all).
     """
     local = getattr(client, "_client", None)
-    for collection in getattr(local, "collections", {}).values():
+    collections = getattr(local, "collections", {})
+    for collection in ([collections.get(name)] if name else collections.values()):
         connection = getattr(getattr(collection, "storage", None), "storage", None)
         if isinstance(connection, sqlite3.Connection):
             connection.execute("PRAGMA journal_mode=WAL")
@@ -98,7 +99,7 @@ class PassageStore:
                     raise RaystormError(
                         f"the embedded Qdrant store at {self.settings.qdrant_path} is in use by another "
                         f"raystorm process ({exc}); wait for it, or use a Qdrant server with --qdrant-url") from exc
-                _fast_local_commits(self._client)
+                fast_local_commits(self._client)
         return self._client
 
     def close(self) -> None:
@@ -148,7 +149,7 @@ class PassageStore:
             metadata={"dense_model": dense_model, "schema": "raystorm.passages/1"},
         )
         if not self.settings.qdrant_url:
-            _fast_local_commits(self.client)
+            fast_local_commits(self.client)
         if self.settings.qdrant_url:  # payload indexes only mean something on a server
             for key in _PAYLOAD_KEYS:
                 self.client.create_payload_index(name, key, models.PayloadSchemaType.KEYWORD)

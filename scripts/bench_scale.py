@@ -215,7 +215,7 @@ def run_size(n: int, args, home: Path, base: Path, distributed: bool) -> dict:
         cmd += ["--address", args.address] if args.address else ["--distributed"]
         cmd += [f for flag, v in (("--writers", args.writers), ("--experts", args.experts)) if v
                 for f in (flag, str(v))]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
     started = time.perf_counter()
     ready_at: list[float] = []
     with (work / "stderr.txt").open("w") as err_file:

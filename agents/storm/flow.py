@@ -219,7 +219,11 @@ async def _stages(topic: str, runtime: Runtime, files: RunFiles, points: Checkpo
     searched = len(sources)
     try:
         added = await runtime.table(table).add(sources)
-        del sources  # the table has them; `info` below is what the topic keeps (many topics are in flight at once)
+        # the table has the search results now: many topics are in flight at once, so each keeps only what
+        # its later stages read (`info` below; the react writer's personas also quote their results)
+        del sources
+        if o.writer == "storm":
+            log = log.dialogue_only()
         info = await runtime.table(table).url_to_info()
     except RaystormError as exc:
         raise StageFailed(INFO_TABLE, str(exc), topic) from exc

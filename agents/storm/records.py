@@ -102,6 +102,14 @@ class ConversationLog(BaseModel):
     def turns(self) -> int:
         return sum(len(c.dlg_turns) for c in self.conversations)
 
+    def dialogue_only(self) -> "ConversationLog":
+        """The questions, queries and answers without the search results (and so without citations):
+        what the outline and the nothing-found report read once the information table holds the results."""
+        return ConversationLog(conversations=[
+            c.model_copy(update={"dlg_turns": [t.model_copy(update={"search_results": [], "cited": []})
+                                               for t in c.dlg_turns]})
+            for c in self.conversations])
+
 
 class RelatedDocument(BaseModel):
     """A corpus document related to the topic, by its title and heading structure."""

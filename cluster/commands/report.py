@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import hashlib
 import re
 import sys
@@ -195,6 +196,11 @@ async def _run_distributed(args, topics, settings, collection, llm, options, out
         return RunConfig(topic=topic, collection=collection, corpus=corpus_paths, store=settings, llm=llm,
                          options=options)
 
+    # The driver holds every topic in flight, and each finished conversation leaves its autogen team as
+    # cyclic garbage until a full collection. Freezing what start-up made (imports, Ray's client) keeps
+    # it out of those collections, so they run as often as the topics' garbage calls for and walk only it.
+    gc.collect()
+    gc.freeze()
     try:
         summaries = await reports_distributed(
             topics, store=settings, collection=collection, out_dir=str(out_dir), llm=llm, options=options,
