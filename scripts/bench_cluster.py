@@ -139,8 +139,10 @@ def chain_of(folder: Path, turns: int) -> tuple[int, int]:
         asked = len(conv["dlg_turns"]) + (1 if len(conv["dlg_turns"]) < turns else 0)  # an early thank-you
         answered = sum(1 for t in conv["dlg_turns"] if t["search_results"])
         per_persona.append(asked + len(conv["dlg_turns"]) + answered)  # ask, plan queries, answer
-    chain = (steps.get("storm.perspectives", 0) + max(per_persona, default=0)
-             + steps.get("storm.outline.draft", 0) + steps.get("storm.outline.refine", 0)
+    chain = (steps.get("storm.perspectives", 0)
+             # the draft outline is made while the personas converse (agents.storm.flow)
+             + max(max(per_persona, default=0), steps.get("storm.outline.draft", 0))
+             + steps.get("storm.outline.refine", 0)
              + min(steps.get("storm.article.section", 0), 1)
              # the lead and every section's polish run at once (agents.storm.stages.finish_article)
              + min(max(steps.get("storm.article.lead", 0), steps.get("storm.article.polish", 0)), 1))

@@ -55,7 +55,7 @@ class Checkpoints:
 
     async def stage(self, name: str, print_: str, make: Callable[[], Awaitable[T]],
                     write: Callable[[T], None], read: Callable[[], T]) -> T:
-        if self.made.get(name) == print_ and self.files.done(name):
+        if self.holds(name, print_):
             self.reused.append(name)
             self.say(name, "reused")
             return read()
@@ -71,6 +71,10 @@ class Checkpoints:
         self.made[name] = print_
         self._save()
         return value
+
+    def holds(self, name: str, print_: str) -> bool:
+        """Whether stage `name` would be reused now: its files exist and were made from `print_`."""
+        return self.made.get(name) == print_ and self.files.done(name)
 
     def _save(self) -> None:
         self.files.write_json(CHECKPOINTS, {s: self.made[s] for s in STAGES if s in self.made})

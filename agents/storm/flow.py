@@ -3,7 +3,8 @@
 1. personas       `plan_personas`       → PersonaPlan
 2. conversations  `runtime.converse`    → ConversationLog (all personas at once)
    (then every answer's sources go into the information table, idempotently)
-3. outline        `make_outline`        → OutlinePair (draft from the topic, refined from the research)
+3. outline        `make_outline`        → OutlinePair (draft from the topic, refined from the research;
+                  the draft, `make_draft`, is made while the conversations run)
 4. article        `write_one_section`   → Article (sections at once, one citation index);
                   with `writer="react"`: `agents.report.flow.react_article` (the report agent,
                   one section after another, each checkpointed)
@@ -23,7 +24,7 @@ import asyncio
 import functools
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Literal, TypeVar
 
@@ -31,13 +32,13 @@ from pydantic import BaseModel, Field
 
 from agents.lm.settings import LLMSettings
 from agents.lm.usage import CURRENT_TOPIC, UsageLedger
-from agents.runtime import ConversationSpec, Runtime
+from agents.runtime import ConversationSpec, Runtime, StageArgs
 from agents.storm.article import SECTION_SNIPPETS, assemble, cited_indices
 from agents.storm.artifacts import RunFiles, nothing_found_markdown, report_markdown, topic_slug
 from agents.storm.checkpoints import Checkpoints, StageFailed, fingerprint, models_key
 from agents.report.flow import react_article
 from agents.storm.persona import PersonaPlan
-from agents.storm.records import Article, Conversation, ConversationLog, Persona
+from agents.storm.records import Article, Conversation, ConversationLog, Outline, Persona
 from agents.storm.stages import (
     FinishArgs,
     OutlineArgs,
@@ -45,6 +46,7 @@ from agents.storm.stages import (
     PersonasArgs,
     SectionArgs,
     finish_article,
+    make_draft,
     make_outline,
     plan_personas,
     table_sources,
@@ -212,6 +214,25 @@ async def _stages(topic: str, runtime: Runtime, files: RunFiles, points: Checkpo
         return ConversationLog(conversations=list(await asyncio.gather(*(one(p) for p in plan.personas))))
 
     print_ = fingerprint(print_, "conversations", spec.model_dump())
+    # STORM drafts its outline from the topic alone, so that call runs while the personas converse
+    # (one model call off every report's critical path); unless both stages' files still hold
+    outline_print = fingerprint(print_, "outline")
+    draft = None
+    if plan.relevant and not (points.holds("conversations", print_) and points.holds("outline", outline_print)):
+        draft = asyncio.ensure_future(runtime.stage("outline", make_draft, StageArgs(topic=topic)))
+    try:
+        return await _research_and_write(topic, runtime, files, points, o, say, table, plan, print_,
+                                         conversations, draft)
+    finally:
+        if draft is not None:
+            draft.cancel()  # a no-op once it is done; else the topic failed before its outline
+            await asyncio.gather(draft, return_exceptions=True)
+
+
+async def _research_and_write(topic: str, runtime: Runtime, files: RunFiles, points: Checkpoints,
+                              o: ReportOptions, say: Callable[..., None], table: str, plan: PersonaPlan,
+                              print_: str, conversations: Callable[[], Awaitable[ConversationLog]],
+                              draft: Awaitable[Outline] | None) -> ReportSummary:
     log = await points.stage("conversations", print_, conversations,
                              lambda log: files.write_conversations(log, group_by_url(table_sources(log))),
                              files.read_conversations)
@@ -231,9 +252,13 @@ async def _stages(topic: str, runtime: Runtime, files: RunFiles, points: Checkpo
 
     snippets = [s for e in info.values() for s in e.snippets]
     print_ = fingerprint(print_, "outline")
+
+    async def outline() -> OutlinePair:
+        return await runtime.stage("outline", make_outline, OutlineArgs(
+            topic=topic, log=log, snippets=snippets, draft=await draft if draft is not None else None))
+
     outlines: OutlinePair = await points.stage(
-        "outline", print_,
-        lambda: runtime.stage("outline", make_outline, OutlineArgs(topic=topic, log=log, snippets=snippets)),
+        "outline", print_, outline,
         lambda pair: files.write_outlines(pair.draft, pair.refined),
         lambda: OutlinePair(draft=files.read_outlines()[0], refined=files.read_outlines()[1]))
     sections = outlines.refined.sections

@@ -34,6 +34,7 @@ async def plan_personas(args: PersonasArgs, ctx: StageContext) -> PersonaPlan:
 class OutlineArgs(StageArgs):
     log: ConversationLog
     snippets: list[Snippet]
+    draft: Outline | None = Field(None, description="the draft outline, if made already (`make_draft`)")
 
 
 class OutlinePair(BaseModel):
@@ -41,9 +42,14 @@ class OutlinePair(BaseModel):
     refined: Outline
 
 
+async def make_draft(args: StageArgs, ctx: StageContext) -> Outline:
+    """STORM's draft outline, from the topic alone (so it may be made while the research runs)."""
+    return await draft_outline(args.topic, ctx.models)
+
+
 async def make_outline(args: OutlineArgs, ctx: StageContext) -> OutlinePair:
-    """STORM's two outlines: a draft from the topic alone, refined from the research."""
-    draft = await draft_outline(args.topic, ctx.models)
+    """STORM's two outlines: a draft from the topic alone (unless given), refined from the research."""
+    draft = args.draft if args.draft is not None else await draft_outline(args.topic, ctx.models)
     return OutlinePair(draft=draft, refined=await refine_outline(args.topic, draft, args.log, args.snippets,
                                                                  ctx.models))
 

@@ -108,3 +108,31 @@ def test_a_nothing_found_report_is_redone_once_the_corpus_has_the_topic(tmp_path
     assert "(reused" not in capsys.readouterr().out
     report = RunFiles(out, topic).path("report.md").read_text()
     assert "Nothing about this topic was found" not in report and "tidal heating" in report
+
+
+def test_the_draft_outline_is_made_while_the_personas_converse(parts, tmp_path):
+    from agents.lm.extractive import ExtractiveModel
+
+    class Recording(ExtractiveModel):
+        def __init__(self, nlp):
+            super().__init__(nlp)
+            self.events: list[tuple[str, str]] = []
+
+        async def run(self, step, inp):
+            self.events.append(("start", step.name))
+            try:
+                return await super().run(step, inp)
+            finally:
+                self.events.append(("end", step.name))
+
+    first = Recording(parts.nlp)
+    parts.report(FLOOD, tmp_path, first, personas=1, turns=2)
+    answers = [i for i, e in enumerate(first.events) if e == ("end", "storm.expert.answer")]
+    assert answers and first.events.index(("start", "storm.outline.draft")) < answers[-1]  # not after them
+    assert first.events.count(("start", "storm.outline.draft")) == 1
+    assert RunFiles(tmp_path, FLOOD).path("direct_gen_outline.txt").read_text().strip()
+
+    RunFiles(tmp_path, FLOOD).clear("article")  # the outline still holds: it is reused, not drafted again
+    again = Recording(parts.nlp)
+    summary = parts.report(FLOOD, tmp_path, again, personas=1, turns=2)
+    assert "outline" in summary.reused and ("start", "storm.outline.draft") not in again.events
