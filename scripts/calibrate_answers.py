@@ -11,9 +11,10 @@ candidates (once), and per fold (by question, both sets in every fold):
 - fits the candidate model (a conditional logit over `candidates.FEATURES`,
   L2) on the other folds, its L2 strength chosen among `L2_GRID` by an inner
   cross-validation on those folds alone;
-- fits the confidence calibration (logistic, on the chosen candidate's share
-  and score) and picks the threshold that maximises the training folds' utility
-  (each answered question scores 2·F1 − 1, an abstention 0);
+- fits the confidence calibration (logistic, on the chosen candidate's share,
+  score and `fusion.STATED` features, or those of --calibrate-on) and picks
+  the threshold that maximises the training folds' utility (each answered
+  question scores 2·F1 − 1, an abstention 0);
 - scores the held-out fold.
 
 Prints the held-out figures (what to report) over all questions and per dev
@@ -35,7 +36,7 @@ import numpy as np
 
 from agents.answer.analysis import analyze
 from agents.answer.candidates import FEATURES, Evidence, HopEvidence, gather
-from agents.answer.fusion import fuse, rank, score
+from agents.answer.fusion import STATED, fuse, rank, score
 from agents.multihop.evaluation import BenchRecord, confidence_buckets, read_records
 from agents.multihop.metrics import exact_match, f1_score
 from retrieval.datasets import load_multihop_set
@@ -110,7 +111,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--correct-f1", type=float, default=0.5, help="an answer counts as right at this F1 or more")
     p.add_argument("--limit", type=int, default=None, help="only the first N questions of each file (to iterate)")
     p.add_argument("--errors", action="store_true", help="print each question's held-out answer beside the gold one")
+    p.add_argument("--calibrate-on", default=",".join(STATED),
+                   help="the winner's features the confidence reads beside share and score (comma-separated, "
+                        "'' for none)")
     args = p.parse_args(argv)
+    calibration_inputs = tuple(f for f in args.calibrate_on.split(",") if f)
+    unknown = [f for f in calibration_inputs if f not in FEATURES]
+    if unknown:
+        p.error(f"--calibrate-on: {unknown} are not candidate features ({', '.join(FEATURES)})")
     if args.folds < 2:
         p.error("--folds must be at least 2")
     started = time.perf_counter()
@@ -178,9 +186,10 @@ def main(argv: list[str] | None = None) -> int:
             if decided(analysis) or not cands:
                 continue
             best, share = rank(nlp, analysis, ev, w, cands)[0]
-            rows.append([1.0, share, score(best.features, w)])
+            rows.append([1.0, share, score(best.features, w), *(best.features[f] for f in calibration_inputs)])
             labels.append(float(f1_score(best.text, golds) >= args.correct_f1))
-        cal = dict(zip(("bias", "share", "score"), (round(float(v), 3) for v in fit(np.array(rows), np.array(labels)))))
+        cal = dict(zip(("bias", "share", "score", *calibration_inputs),
+                       (round(float(v), 3) for v in fit(np.array(rows), np.array(labels)))))
         return w, cal, l2
 
     def predict(ids, weights, cal):

@@ -284,6 +284,7 @@ def fits_measure(text: str, measure: str) -> bool:
         return size
     if measure == "percent":
         return percent
-    if measure == "count":  # a bare number or a number of things; not a year, a length or a sum
-        return not (duration or money or size or percent or _BARE_YEAR.match(text.strip()))
+    if measure == "count":  # a bare number or a number of things; not a year, a rank, a length or a sum
+        return not (duration or money or size or percent or _BARE_YEAR.match(text.strip())
+                    or re.match(r"^\d+(st|nd|rd|th)$", text.strip()))
     return True

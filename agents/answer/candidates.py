@@ -6,7 +6,11 @@ not name. The same candidate met in several places is one candidate with several
 votes: how many hops said it, how many passages state it, whether the
 concluding hop said it, whether the strategy's own short span was it, how close
 it sits to the question's words, whether an earlier hop already searched for it
-(a bridge, rarely the answer).
+(a bridge, rarely the answer), how directly its sentence states the relation the
+question's last step asks ("married X" for a spouse, `relation`), and whether it
+is only ever another name of something the question names (then it is dropped).
+A composed question's candidates carry each feature twice, so that it is weighed
+apart from a one-step question's.
 """
 
 from __future__ import annotations
@@ -17,17 +21,21 @@ import re
 from pydantic import BaseModel, Field
 
 from agents.answer.analysis import TYPE_KINDS, QuestionAnalysis, fits_measure
+from agents.answer.relation import anchored, answer_entities, is_alias, relation_terms, sentence_words, transparent
 from agents.lm.nlp import TextToolkit
 from agents.multihop import evidence
-from agents.multihop.decompose import decompose
-from agents.multihop.plan import PlanHop, walk_plan
+from agents.multihop.decompose import SubQuestion, decompose
+from agents.multihop.plan import PlanHop, PlanWalk, step_candidates, walk_plan
 from agents.multihop.metrics import normalize_answer
 from agents.multihop.trace import found_nothing
 from retrieval.documents import PassageText
 
-FEATURES = ("bias", "strategy_span", "hop_votes", "last_hop", "late", "passage_votes", "closeness", "fit",
+BASE_FEATURES = ("bias", "strategy_span", "hop_votes", "last_hop", "late", "passage_votes", "closeness", "fit",
             "title", "bridge", "chained", "slot", "words", "common", "head", "named", "off_type", "overlap",
-            "planned")
+            "planned", "relation", "echo", "walked")
+# A composed question (a plan of two steps or more) weighs each feature apart from a one-step question: its
+# answer comes from a chain's last step, a one-step question's from any hop.
+FEATURES = BASE_FEATURES + tuple(f"composed_{f}" for f in BASE_FEATURES)
 
 
 class HopEvidence(BaseModel):
@@ -55,11 +63,27 @@ class Candidate(BaseModel):
 def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[Candidate]:
     """Every candidate of the answer type with its features, in order of first appearance."""
     kinds = TYPE_KINDS[analysis.answer_type] or ("name",)
+    if analysis.answer_type == "date":
+        kinds = (*kinds, "number")  # a bare early year ("1410") reads as a number; `_entities` keeps years only
     asked = evidence.terms(nlp, ev.question)
-    queried = evidence.terms(nlp, " ".join(h.query for h in ev.hops[1:]))
-    found = [h for h in ev.hops if not found_nothing(h.answer)]
+    # a composed question walked as a plan (agents/multihop/decompose): the hop that asked its last relation
+    # concludes; what the plan put into a later sub-question was a bridge, never the answer
+    plan = decompose(ev.question)
+    walk = walk_plan(nlp, plan, [
+        PlanHop(query=h.query, answer=h.answer, supporting=[ev.passages[i] for i in h.supporting])
+        for h in ev.hops])
+    if len(plan) == 1:  # a one-step question concludes at the first hop that found something of its type
+        walk = _one_step(nlp, plan[0], ev)
+    concluding = ev.hops[walk.concluding] if walk.concluding is not None else None
+    plan_bridges = [evidence.terms(nlp, a) for a in walk.answers[:-1]] if concluding else []
+    # hops after the concluding one search from its answer: they make the answer look like a bridge
+    hops = ev.hops[:walk.concluding + 1] if walk.concluding is not None and len(plan) > 1 else ev.hops
+    queried = evidence.terms(nlp, " ".join(h.query for h in hops[1:]))
+    found = [h for h in hops if not found_nothing(h.answer)]
     last = found[-1] if found else None
     support = sorted({i for h in ev.hops for i in h.supporting}) or list(range(min(3, len(ev.passages))))
+    # the relation the question's last step asks ("spouse" of "Who is the spouse of #1?")
+    relation_words = relation_terms(nlp, plan[-1].text) if plan else set()
     # the question's relation words: what it asks about, less the things it names
     relation = evidence.terms(nlp, analysis.asks_for) or asked
     head = evidence.terms(nlp, analysis.head)  # the word naming what is asked ("spouse", "waiting period")
@@ -68,21 +92,17 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
     # entities the hops found that the question does not name: the chain's bridges
     bridges = {e.text for h in found for e in nlp.entities(h.answer, evidence.BRIDGE_KINDS)
                if not evidence.mentions(nlp, asked, e.text)}
-    # a composed question walked as a plan (agents/multihop/decompose): the hop that asked its last relation
-    # concludes; what the plan put into a later sub-question was a bridge, never the answer
-    walk = walk_plan(nlp, decompose(ev.question), [
-        PlanHop(query=h.query, answer=h.answer, supporting=[ev.passages[i] for i in h.supporting])
-        for h in ev.hops])
-    concluding = ev.hops[walk.concluding] if walk.concluding is not None else None
-    plan_bridges = [evidence.terms(nlp, a) for a in walk.answers[:-1]] if concluding else []
     by_key: dict[str, dict] = {}
 
-    def add(text: str, closeness: float, sentence: str, title: str, in_slot: float = 0.0) -> dict:
+    def add(text: str, closeness: float, sentence: str, title: str, in_slot: float = 0.0,
+            rel: float = 0.0, alias: float = 0.0) -> dict:
         key = normalize_answer(text)
         slot = by_key.setdefault(key, {"text": text, "hops": set(), "closeness": 0.0, "fit": 0.0, "slot": 0.0,
-                                       "head": 0.0, "overlap": 0.0})
+                                       "head": 0.0, "overlap": 0.0, "relation": 0.0, "alias": 1.0})
         slot["closeness"] = max(slot["closeness"], closeness)
         slot["slot"] = max(slot["slot"], in_slot)
+        slot["relation"] = max(slot["relation"], rel)
+        slot["alias"] = min(slot["alias"], alias)  # an alias wherever it is met
         have = evidence.terms(nlp, f"{title} {sentence}")
         fit = sum(evidence.related(t, have) for t in relation) / len(relation) if relation else 0.0
         slot["fit"] = max(slot["fit"], fit)
@@ -96,9 +116,11 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
 
     for n, hop in enumerate(found):
         title = next((ev.passages[i].title for i in hop.supporting if hop.answer in ev.passages[i].text), "")
-        for e, close, in_slot in _entities(nlp, hop.answer, kinds, asked, analysis.answer_type):
+        # an earlier step's hop states an earlier relation: the last one's words say nothing of its entities
+        stating = relation_words if concluding is None or hop is concluding else set()
+        for e, close, in_slot, rel, alias in _entities(nlp, hop.answer, kinds, asked, analysis.answer_type, stating):
             for form in forms(e, analysis, ev.question, titles):
-                slot = add(form, close, hop.answer, title, in_slot)
+                slot = add(form, close, hop.answer, title, in_slot, rel, alias)
                 slot["hops"].add(n)
                 slot["late"] = max(slot.get("late", 0.0), (n + 1) / len(found))
                 if hop is last:
@@ -109,18 +131,21 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
         for sentence in nlp.sentences(ev.passages[i].text):
             if not asked & evidence.terms(nlp, sentence):
                 continue
-            for e, close, in_slot in _entities(nlp, sentence, kinds, asked, analysis.answer_type):
+            for e, close, in_slot, rel, alias in _entities(nlp, sentence, kinds, asked, analysis.answer_type,
+                                                           relation_words):
                 for form in forms(e, analysis, ev.question, titles):
-                    add(form, close * 0.5, sentence, ev.passages[i].title, in_slot)
+                    add(form, close * 0.5, sentence, ev.passages[i].title, in_slot, rel * 0.5, alias)
     span = normalize_answer(ev.strategy_span)
     if span and span not in by_key and _of_kinds(nlp, ev.strategy_span, kinds):
         add(ev.strategy_span, 0.0, "", "")
     out = []
     for key, slot in by_key.items():
-        if any(evidence.terms(nlp, slot["text"]) <= b for b in plan_bridges if b):
-            continue  # a step's answer put into the next sub-question is what that one asks about, not its answer
-        stated = [i for i, p in enumerate(ev.passages) if key and key in normalize_answer(f"{p.title} {p.text}")]
         cand_terms = evidence.terms(nlp, slot["text"])
+        if cand_terms and any(cand_terms <= b for b in plan_bridges if b):
+            continue  # a step's answer put into the next sub-question is what that one asks about, not its answer
+        if slot["alias"]:
+            continue  # only ever met as another name of something the question names ("Gila monster (Heloderma")
+        stated = [i for i, p in enumerate(ev.passages) if key and key in normalize_answer(f"{p.title} {p.text}")]
         features = {
             "bias": 1.0,
             "strategy_span": float(bool(span) and (key == span or key in span or span in key)),
@@ -141,11 +166,29 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
             "off_type": float(_off_type(slot["text"], analysis.answer_type)),
             "overlap": slot["overlap"],
             "planned": slot.get("planned", 0.0),
+            "relation": slot["relation"],
+            # how much of the candidate the question already says ("Representative of the Falkland Islands")
+            "echo": sum(evidence.related(t, asked) for t in cand_terms) / len(cand_terms) if cand_terms else 0.0,
+            # the plan walk's own pick for the last step (its answer of the last relation's type, best anchored)
+            "walked": float(bool(concluding) and key == normalize_answer(walk.answers[-1])),
         }
+        composed = len(plan) > 1
+        features.update({f"composed_{k}": v if composed else 0.0 for k, v in list(features.items())})
         out.append(Candidate(text=slot["text"], features=features, passages=stated))
     if analysis.measure:  # "30 days" for a waiting period, "$1,000" for a deductible, "2,913,123" for a population
         out = [c for c in out if fits_measure(c.text, analysis.measure)]
     return out
+
+
+def _one_step(nlp: TextToolkit, step: SubQuestion, ev: Evidence) -> PlanWalk:
+    """The walk of a plan of one step: the first hop whose answer names something of the step's type concludes
+    (later hops search on from it, as they do past a composed question's last step)."""
+    for n, hop in enumerate(ev.hops):
+        found = step_candidates(nlp, step, PlanHop(query=hop.query, answer=hop.answer,
+                                                   supporting=[ev.passages[i] for i in hop.supporting]))
+        if found:
+            return PlanWalk(answers=[found[0]], concluding=n)
+    return PlanWalk()
 
 
 _PARENTHESES = re.compile(r"\s*\([^)]*\)")
@@ -217,13 +260,25 @@ _SLOTS = {"place": {"in", "at", "from", "near", "of"}, "date": {"in", "on", "sin
           "person": {"by", "to", "with"}, "number": {"of", "about", "approximately", "is", "was"}}
 
 
-def _entities(nlp: TextToolkit, sentence: str, kinds, asked: set[str], answer_type: str = ""):
+def _entities(nlp: TextToolkit, sentence: str, kinds, asked: set[str], answer_type: str = "",
+              relation: set[str] = frozenset()):
+    """(text, closeness to the question's words, in an answer slot, anchored to the relation, an alias of
+    something the question names) for each entity of `kinds` in `sentence` the question does not name."""
     sentence = re.sub(r"\s*\[\d+(?:,\s*\d+)*\]", "", sentence)
     words = [(m.start(), m.end(), nlp.stem(m.group().lower())) for m in re.finditer(r"\w+", sentence)]
+    marked = sentence_words(nlp, sentence) if relation else words
+    skip = transparent(nlp, sentence, asked) if relation else set()
     slots = _SLOTS.get(answer_type, set())
-    for e in evidence.entity_choices(nlp, sentence, kinds, asked):
+    for e in answer_entities(nlp, sentence, kinds, asked):
+        if answer_type == "date" and e.kind == "number" and not _YEAR_ONLY.match(e.text):
+            continue  # a date question reads numbers only as years
         if e.kind == "name" and sentence[:e.start].endswith("New "):  # "New York": "New" is a stopword
             e = e.model_copy(update={"text": f"New {e.text}", "start": e.start - 4})
         before = re.search(r"(\w+)\W*$", sentence[:e.start])
         slot = float(bool(before) and before.group(1).lower() in slots)
-        yield e.text, evidence.closeness(words, e.start, e.end, asked), slot
+        alias = float(e.kind == "name" and is_alias(nlp, sentence[:e.start], asked))
+        rel = anchored(marked, e.start, e.end, relation, skip) if relation else 0.0
+        yield e.text, evidence.closeness(words, e.start, e.end, asked), slot, rel, alias
+
+
+_YEAR_ONLY = re.compile(r"^(?:[1-9]\d{2}|1\d{3}|20\d{2})$")

@@ -56,6 +56,10 @@ _AUX = re.compile(r"\s+(?:is|was|are|were|has|had|have|did|does)\b")
 _VERB = re.compile(r"\b(?:[a-z]+ed|is|was|are|were|born|died|made|won|got|held|built|wrote|grew|began|broke|"
                    r"taken|given|written|known|seen|chosen)\b")
 _PLACEHOLDER = re.compile(r"#(\d+)")
+# "is located refuse ...": a passive participle, then a bare verb that is not a preposition or an auxiliary
+_PASSIVE_THEN_VERB = re.compile(r"\b(?:is|was|are|were)\s+(?:[a-z]+ed|born|made|held|built|found|known)"
+                                r"(\s+(?!(?:in|at|on|by|of|from|to|with|near|for|as|and|or|the|a|an|is|was|are|were|"
+                                r"has|had|have)\b)[a-z][\w-]*)")
 
 
 class SubQuestion(BaseModel):
@@ -106,6 +110,8 @@ def _relative(text: str) -> tuple[int, int, str] | None:
                 # the clause is the subject ("What instrument did [the engineer who rebuilt X] play"):
                 # the question's own verb closes it
                 verb = re.search(r"(?:\s|^)(?:[A-Z\d][\w.'’-]*|#\d+)(\s+[a-z][\w-]*)$", text[m.end():end])  # after a name
+                # ... or after the clause's own passive verb ("[the country where #1 is located] refuse to ...")
+                verb = verb or _PASSIVE_THEN_VERB.search(text[m.end():end])
                 end = m.end() + verb.start(1) if verb else end
             clause = text[m.end():end].strip(" ,")
             if not re.search(r"[A-Z#\d]", clause) or re.search(r"\b(?:what|how)\b", clause, re.I) \

@@ -3,7 +3,9 @@
 Each hop asks one sub-question with the earlier steps' answers put in place of
 `#n`; its answer is the entity of the sub-question's answer type that the hop's
 query does not name, best first (in the hop's answer sentence, nearest a word of
-the query; then in its other supporting sentences). When a hop finds nothing
+the query and right after a word of the step's relation, `agents.answer.relation`:
+"produced by X" for a producer, "born ... in X" for a birthplace; then in its
+other supporting sentences). When a hop finds nothing
 for its step, the bridge it was asked about was likely the wrong entity: the next
 hop asks the same step again with the previous step's next candidate in place.
 The walk is recomputed from the hops alone, so the follow-up query, the stop
@@ -17,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from agents.answer.analysis import TYPE_KINDS, analyze, fits_measure
+from agents.answer.relation import anchored, answer_entities, is_alias, relation_terms, sentence_words, transparent
 from agents.lm.nlp import TextToolkit
 from agents.multihop import evidence
 from agents.multihop.decompose import SubQuestion, substitute
@@ -54,30 +57,21 @@ def step_candidates(nlp: TextToolkit, step: SubQuestion, hop) -> list[str]:
     measure = analyze(nlp, hop.query).measure if step.answer_type == "number" else ""
     sentences = [hop.answer] + [s.text for s in evidence.rank_sentences(nlp, hop.query, hop.supporting)
                                 if s.text != hop.answer]
+    relation = relation_terms(nlp, step.text)  # "born" for "city where X was born", "directed" for "director of X"
     out: list[str] = []
     for sentence in sentences:
         sentence = _CITATION.sub("", sentence)
         words = [(m.start(), m.end(), nlp.stem(m.group().lower())) for m in re.finditer(r"\w+", sentence)]
-        scored = sorted(((-evidence.closeness(words, e.start, e.end, asked), e.start, e.text)
-                         for e in evidence.entity_choices(nlp, sentence, kinds, asked)
-                         if not _alias(nlp, sentence[:e.start], asked)))
+        marked, skip = sentence_words(nlp, sentence), transparent(nlp, sentence, asked)
+        scored = sorted(((-evidence.closeness(words, e.start, e.end, asked)
+                          - anchored(marked, e.start, e.end, relation, skip), e.start, e.text)
+                         for e in answer_entities(nlp, sentence, kinds, asked)
+                         if not is_alias(nlp, sentence[:e.start], asked)))
         for *_, text in scored:
             text = _POSSESSIVE.sub("", text)  # "Finland's" -> "Finland"
             if text and text not in out and (not measure or fits_measure(text, measure)):
                 out.append(text)
     return out
-
-
-# "X or Y", "X, also known as the Y", "X (aka Y": Y is another name of X
-_ALIAS = re.compile(r"(\w+)\W*(?:\b(?:or|also|simply|known|as|aka|née|formerly|the)\b\W*)+$|(\w+)\s*\(\W*$")
-
-
-def _alias(nlp: TextToolkit, before: str, asked: set[str]) -> bool:
-    """Whether the entity after `before` is another name of something the query names."""
-    m = _ALIAS.search(before)
-    word = m and (m.group(1) or m.group(2))
-    return bool(word) and evidence.related(nlp.stem(word.lower()), asked) and (
-        m.group(2) is not None or re.search(r"\b(?:or|known|aka|née|formerly)\b", m.group()) is not None)
 
 
 def walk_plan(nlp: TextToolkit, plan: Sequence[SubQuestion], hops: Sequence) -> PlanWalk:
