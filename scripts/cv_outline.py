@@ -20,9 +20,9 @@ also tries dropping the lexicon sections that missed on the training folds. Scor
 setting and article under --work while the code is unchanged.
 
 usage: python scripts/cv_outline.py --work DIR [--data DIR] [--tools DIR] [--folds 5] [--seed 0]
-                                    [--grid corpus|narrow|random|defaults] [--samples N] [--prune TAUS]
-                                    [--only NAME] [--prepare-only] [--show]
-e.g.   python scripts/cv_outline.py --work DIR --grid corpus --samples 100 --prune ""
+                                    [--grid precision|corpus|narrow|random|defaults] [--samples N] [--prune TAUS]
+                                    [--only NAME] [--prepare-only] [--show] [--ablate FIELD=VALUE]
+e.g.   python scripts/cv_outline.py --work DIR --grid precision --samples 60 --prune "" --ablate min_cohesion=0
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ SHARED = ROOT.parent / "shared"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from cv_outline_folds import (GRIDS, LEGACY, PREVIOUS, cross_validate, describe, folds_by_article,  # noqa: E402
-                              grid, mean, report_cv)
+from cv_outline_folds import (CORPUS_CHOSEN, GRIDS, LEGACY, PREVIOUS, cross_validate, describe,  # noqa: E402
+                              folds_by_article, grid, mean, report_cv)
 
 
 # --- preparation: corpus and research, once per article ---------------------------------------------
@@ -219,6 +219,9 @@ def main() -> int:
     parser.add_argument("--only", action="append", default=[], help="only articles whose file name contains this")
     parser.add_argument("--prepare-only", action="store_true", help="build corpora and research, then stop")
     parser.add_argument("--show", action="store_true", help="print each article's outline under the chosen setting")
+    parser.add_argument("--ablate", action="append", default=[], metavar="FIELD=VALUE",
+                        help="also cross-validate over only the settings with FIELD at VALUE (e.g. min_cohesion=0: "
+                             "what the field adds held out); repeat for more")
     args = parser.parse_args()
     articles = sorted(p for p in args.data.glob("*.json") if not args.only or any(o in p.name for o in args.only))
     if not articles:
@@ -277,12 +280,23 @@ def main() -> int:
     taus = [float(t) for t in args.prune.split(",") if t.strip()] if args.prune else []
     folds = folds_by_article(names, args.folds, args.seed)
     report_cv(table, settings_list, names, folds, args.min_precision, evaluate, taus)
+    for ablation in args.ablate:
+        field, _, value = ablation.partition("=")
+        keep = [i for i, o in enumerate(settings_list)
+                if str(getattr(OutlineParams(**o), field)) == str(type(getattr(OutlineParams(), field))(value))]
+        results = cross_validate([table[i] for i in keep], [settings_list[i] for i in keep], names, folds,
+                                 args.min_precision, evaluate, taus)
+        test = [row for r in results for row in r["test"]]
+        train = {k: sum(mean(r["train"], k) for r in results) / len(results) for k in ("soft", "recall", "precision")}
+        print(f"only {field}={value} ({len(keep)} settings): in-sample soft {train['soft']:.3f}, match R "
+              f"{train['recall']:.3f}, P {train['precision']:.3f}; held out soft {mean(test, 'soft'):.3f}, match R "
+              f"{mean(test, 'recall'):.3f}, P {mean(test, 'precision'):.3f}")
     final = cross_validate(table, settings_list, names, [[]], args.min_precision, evaluate, taus)[0]
     rows = final["train"]
     print(f"\nchosen on all {len(names)} (in-sample): soft {mean(rows, 'soft'):.3f}, match R "
           f"{mean(rows, 'recall'):.3f}, P {mean(rows, 'precision'):.3f}\n  {describe(final['setting'])}")
     for label, overrides in (("before CV (old constants)", LEGACY), ("previous defaults", PREVIOUS),
-                             ("OutlineParams() defaults", {})):
+                             ("chosen by the corpus grid", CORPUS_CHOSEN), ("OutlineParams() defaults", {})):
         rows = [evaluate(overrides)[n] for n in names]
         print(f"{label}: soft {mean(rows, 'soft'):.3f}, match R {mean(rows, 'recall'):.3f}, "
               f"P {mean(rows, 'precision'):.3f}")

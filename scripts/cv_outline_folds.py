@@ -99,10 +99,20 @@ LEGACY = {"assign_threshold": 0.2, "kind_prior": 0.12, "preferred_prior": 0.04, 
           "dropped_sections": (), "entity_headings": 0, "entity_min_sources": 2, "entity_place": 0.0,
           "entity_min_share": 0.0,
           "kind_evidence": 0.5, "phrase_headings": 0, "topic_telling_share": 0.6, "topic_named_percentile": 25,
-          "topic_min_word": 4}
+          "topic_min_word": 4, "person_evidence": 0.0, "min_cohesion": 0.0}
 # The defaults before the topicality rule and the phrase headings were CV parameters (held out: soft 0.693,
 # match recall 0.258, precision 0.386 with `--grid narrow --samples 70`).
-PREVIOUS = {"phrase_headings": 0, "topic_telling_share": 0.6, "topic_named_percentile": 25, "topic_min_word": 4}
+PREVIOUS = {"phrase_headings": 0, "topic_telling_share": 0.6, "topic_named_percentile": 25, "topic_min_word": 4,
+            "person_evidence": 0.0, "min_cohesion": 0.0}
+# The defaults the `corpus` grid chose (held out: soft 0.731, match recall 0.291, precision 0.434), before
+# the cohesion floor and the person evidence were CV parameters: the base of the `precision` grid's draws.
+CORPUS_CHOSEN = {"assign_threshold": 0.2, "kind_evidence": 0.75, "kind_prior": 0.12, "preferred_prior": 0.04,
+                 "min_share": 0.02, "min_support": 2, "sentences_per_heading": 4, "synonym": 0.8,
+                 "min_headings": 4, "min_fitting": 3, "max_headings": 12, "lexicon_scope": "all",
+                 "entity_headings": 4, "entity_min_sources": 2, "entity_min_share": 0.06, "entity_place": 0.45,
+                 "phrase_max_fit": 0.3, "phrase_headings": 4, "phrase_min_sources": 2, "phrase_min_share": 0.06,
+                 "phrase_noun_share": 0.3, "topic_telling_share": 0.8, "topic_named_percentile": 10,
+                 "topic_min_word": 5, "person_evidence": 0.0, "min_cohesion": 0.0}
 
 GRIDS: dict[str, dict[str, list]] = {
     "narrow": {  # around the best settings of a first random search
@@ -134,6 +144,13 @@ GRIDS: dict[str, dict[str, list]] = {
         "phrase_noun_share": [0.3, 0.5],
         "phrase_max_fit": [0.2, 0.3, 1.0],
     },
+    "precision": {  # drawn on top of the "corpus" grid's 130 (`--samples 60`), around what it chose:
+        # a floor on how well a heading's sentences fit its name, and "he"/"she" evidence for the kind person
+        "min_cohesion": [0.0, 0.2, 0.22, 0.24, 0.26, 0.28],
+        "person_evidence": [0.0, 0.1, 0.2, 0.3, 0.5],
+        "sentences_per_heading": [4, 6],
+        "max_headings": [12, 14],
+    },
     "random": {
         "assign_threshold": [0.15, 0.2, 0.25, 0.3, 0.35],
         "kind_prior": [0.0, 0.06, 0.12, 0.2],
@@ -155,7 +172,10 @@ GRIDS: dict[str, dict[str, list]] = {
 }
 
 
-EXTENDS = {"corpus": ("narrow", 70)}  # a grid drawn on top of another's first draws
+# a grid drawn on top of another's first draws: (base grid, its draws, the new axes' values in them, the values
+# of the other fields in all its draws: {} for the defaults of the time)
+EXTENDS = {"corpus": ("narrow", 70, PREVIOUS, {}),
+           "precision": ("corpus", 60, {"person_evidence": 0.0, "min_cohesion": 0.0}, CORPUS_CHOSEN)}
 
 
 def grid(name: str, samples: int, seed: int) -> list[dict]:
@@ -165,14 +185,15 @@ def grid(name: str, samples: int, seed: int) -> list[dict]:
     out = [{}, LEGACY, PREVIOUS]
     if name == "defaults":
         return out
+    pinned = {}
     if name in EXTENDS:  # the base grid's draws as they were: the new axes at their previous values
-        base, n = EXTENDS[name]
-        out = [{**PREVIOUS, **o} if o not in (LEGACY, {}) else o for o in grid(base, n, seed)]
+        base, n, previous, pinned = EXTENDS[name]
+        out += [{**pinned, **previous, **o} for o in grid(base, n, seed)[3:]]
         samples += len(out) - 3
     axes = GRIDS[name]
     rng = random.Random(seed)
     while len(out) < samples + 3:
-        draw = {k: rng.choice(v) for k, v in axes.items()}
+        draw = {**pinned, **{k: rng.choice(v) for k, v in axes.items()}}
         if draw not in out:
             out.append(draw)
     return out

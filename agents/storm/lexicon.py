@@ -12,6 +12,7 @@ particular article.
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 import numpy as np
@@ -270,9 +271,22 @@ def kind_text(kind: ArticleKind) -> str:
     return f"{kind.name}: {kind.cue}"
 
 
-def article_kind(topic: str, texts: Sequence[str], nlp: TextToolkit, evidence_weight: float = 0.5) -> ArticleKind:
+PERSON_KIND = "person"
+_HE_OR_SHE = re.compile(r"\b(?:he|she|him|his|her|himself|herself)\b", re.IGNORECASE)
+
+
+def person_share(texts: Sequence[str]) -> float:
+    """The share of `texts` that speak of someone as "he" or "she": high in the evidence on a life
+    (a career, a death), whatever the person did; low for events, places and works."""
+    return sum(bool(_HE_OR_SHE.search(t)) for t in texts) / len(texts) if texts else 0.0
+
+
+def article_kind(topic: str, texts: Sequence[str], nlp: TextToolkit, evidence_weight: float = 0.5,
+                 person_weight: float = 0.0) -> ArticleKind:
     """The article kind whose description best fits the topic (and the evidence, if any, weighted
-    `evidence_weight` against the topic's own words)."""
+    `evidence_weight` against the topic's own words). With `person_weight`, the kind "person" also
+    gains that weight times `person_share` of the evidence: a singer's evidence is about songs and an
+    actress's about films, but both are told of a "she"."""
     kinds = [kind_text(k) for k in ARTICLE_KINDS]
     score = similarity([topic], kinds, nlp)[0]
     if texts:
@@ -281,6 +295,8 @@ def article_kind(topic: str, texts: Sequence[str], nlp: TextToolkit, evidence_we
         fit = (vectors(kinds, nlp, texts) @ centroid if nlp.has_embeddings
                else similarity([" ".join(texts)], kinds, nlp)[0])
         score = (1 - evidence_weight) * score + evidence_weight * fit
+        if person_weight:
+            score[[k.name for k in ARTICLE_KINDS].index(PERSON_KIND)] += person_weight * person_share(texts)
     return ARTICLE_KINDS[int(np.argmax(np.round(score, 6)))]
 
 

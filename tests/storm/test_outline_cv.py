@@ -147,7 +147,8 @@ CONTRASTS: dict[str, tuple[dict, dict]] = {
     "synonym": ({"synonym": 0.8}, {"synonym": 0.3}),
     "min_headings": ({"min_headings": 1, "sentences_per_heading": 40},
                      {"min_headings": 6, "sentences_per_heading": 40}),
-    "min_fitting": ({"min_fitting": 0}, {"min_fitting": 20}),
+    # key-phrase headings name the evidence no section fits: the cohesion floor would drop them here
+    "min_fitting": ({"min_fitting": 0, "min_cohesion": 0.0}, {"min_fitting": 20, "min_cohesion": 0.0}),
     "max_headings": ({"max_headings": 12}, {"max_headings": 2}),
     "lexicon_scope": ({"lexicon_scope": "all", "document_topic": 0.0, "kind_prior": 0.0},
                       {"lexicon_scope": "kind", "document_topic": 0.0, "kind_prior": 0.0}),
@@ -177,6 +178,10 @@ CONTRASTS: dict[str, tuple[dict, dict]] = {
     "phrase_min_sources": ({**PHRASES, "phrase_min_sources": 3}, {**PHRASES, "phrase_min_sources": 20}),
     "phrase_min_share": ({**PHRASES, "phrase_min_share": 0.05}, {**PHRASES, "phrase_min_share": 0.3}),
     "phrase_noun_share": ({**PHRASES, "phrase_noun_share": 0.3}, {**PHRASES, "phrase_noun_share": 0.9}),
+    # headings whose sentences fit their own name badly go
+    "min_cohesion": ({"min_cohesion": 0.0}, {"min_cohesion": 0.45}),
+    # the few sentences here told of a "he" or "she" make the kind "person" when they count enough
+    "person_evidence": ({"person_evidence": 0.0}, {"person_evidence": 20.0}),
 }
 
 
@@ -228,3 +233,41 @@ def test_evidence_that_fits_no_kind_is_named_by_its_own_phrases(nlp, evidence):
     plan = plan_headings(FLOOD, excerpts, nlp, params=params)
     assert plan.headings and {h.source for h in plan.headings} <= {"phrase", "keywords", "entity"}
     assert "lexicon" in {h.source for h in plan_headings(FLOOD, excerpts, nlp).headings}
+
+
+def test_a_heading_whose_sentences_fit_it_badly_goes_and_the_best_one_stays(nlp, evidence):
+    excerpts, headings = evidence
+
+    def plan(floor: float):
+        return plan_headings(FLOOD, excerpts, nlp, document_headings=headings,
+                             params=OutlineParams(min_cohesion=floor))
+
+    loose, strict = plan(0.0), plan(0.45)
+    assert 0 < len(strict.headings) < len(loose.headings)
+    assert {h.heading for h in strict.headings} < {h.heading for h in loose.headings}
+    # a floor no heading reaches still leaves one: evidence never ends up without any heading
+    assert len(plan(1.0).headings) == 1
+
+
+def test_evidence_told_of_a_she_makes_the_kind_person(nlp):
+    from agents.storm.lexicon import article_kind, person_share
+
+    films = ["She starred in the film as the lead and later directed the sequel.",
+             "Her role in the film earned critical praise and a nomination.",
+             "The film was released in cinemas worldwide and grossed millions."]
+    assert person_share(films) == pytest.approx(2 / 3)
+    assert person_share(["The film was released in cinemas.", "Another film followed."]) == 0.0
+    assert article_kind("Ann Lee", films, nlp, 1.0, person_weight=0.0).name == "film"
+    assert article_kind("Ann Lee", films, nlp, 1.0, person_weight=1.0).name == "person"
+    # without "he" or "she" the weight changes nothing
+    plain = [t.replace("She", "The actress").replace("Her", "The") for t in films]
+    assert article_kind("Ann Lee", plain, nlp, 1.0, person_weight=1.0).name == "film"
+
+
+def test_the_precision_grid_keeps_the_corpus_draws_as_they_were(cv):
+    corpus, precision = cv.grid("corpus", 60, 0), cv.grid("precision", 4, 0)
+    off = {"person_evidence": 0.0, "min_cohesion": 0.0}
+    assert precision[:3] == corpus[:3] and len(precision) == len(corpus) + 4
+    assert precision[3:len(corpus)] == [{**cv.CORPUS_CHOSEN, **off, **o} for o in corpus[3:]]
+    assert all(set(o) == set(cv.CORPUS_CHOSEN) for o in precision[len(corpus):])
+    assert cv.CORPUS_CHOSEN.keys() <= set(OutlineParams.model_fields)
