@@ -237,7 +237,7 @@ def main() -> int:
         return 0
 
     from agents.lm.nlp import TextToolkit
-    from agents.storm.headings import OutlineParams
+    from agents.storm.outline_params import OutlineParams
     from retrieval.embeddings import shared_dense
     from retrieval.config import StoreSettings
 

@@ -8,7 +8,8 @@ from agents.lm.grounding import schema_echo
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import Step
 from agents.storm.citations import strip_citations
-from agents.storm.headings import OUTLINE_PARAMS, DocumentHeading, OutlineParams, is_reference_heading, plan_headings
+from agents.storm.headings import DocumentHeading, is_reference_heading, plan_headings
+from agents.storm.outline_params import OUTLINE_PARAMS, OutlineParams
 from agents.storm.lexicon import article_kind, section_type
 from agents.storm.records import Outline, OutlineSection
 from retrieval.documents import PassageText
