@@ -69,11 +69,12 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
     # a composed question walked as a plan (agents/multihop/decompose): the hop that asked its last relation
     # concludes; what the plan put into a later sub-question was a bridge, never the answer
     plan = decompose(ev.question)
-    walk = walk_plan(nlp, plan, [
-        PlanHop(query=h.query, answer=h.answer, supporting=[ev.passages[i] for i in h.supporting])
-        for h in ev.hops])
     if len(plan) == 1:  # a one-step question concludes at the first hop that found something of its type
         walk = _one_step(nlp, plan[0], ev)
+    else:
+        walk = walk_plan(nlp, plan, [
+            PlanHop(query=h.query, answer=h.answer, supporting=[ev.passages[i] for i in h.supporting])
+            for h in ev.hops])
     concluding = ev.hops[walk.concluding] if walk.concluding is not None else None
     plan_bridges = [evidence.terms(nlp, a) for a in walk.answers[:-1]] if concluding else []
     # hops after the concluding one search from its answer: they make the answer look like a bridge
