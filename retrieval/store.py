@@ -149,7 +149,7 @@ class PassageStore:
             metadata={"dense_model": dense_model, "schema": "raystorm.passages/1"},
         )
         if not self.settings.qdrant_url:
-            fast_local_commits(self.client)
+            fast_local_commits(self.client, name)
         if self.settings.qdrant_url:  # payload indexes only mean something on a server
             for key in _PAYLOAD_KEYS:
                 self.client.create_payload_index(name, key, models.PayloadSchemaType.KEYWORD)

@@ -60,7 +60,7 @@ class GraphStore:
             self.store.client.create_collection(name, vectors_config={},
                                                 metadata={"schema": "raystorm.graph/1", "passages": collection})
             if not self.store.settings.qdrant_url:
-                fast_local_commits(self.store.client)  # as for passages: no fsync per point
+                fast_local_commits(self.store.client, name)  # as for passages: no fsync per point
         return name
 
     def _payloads(self, collection: str):
