@@ -38,7 +38,8 @@ class StageFailed(RaystormError):
 
     def __init__(self, stage: str, reason: str, topic: str | None = None):
         where = f"topic '{topic}', " if topic else ""
-        super().__init__(f"{where}stage '{stage}' failed: {reason}. Finished stages are kept; rerun to resume.")
+        resume = "" if "rerun" in reason else ". Finished stages are kept; rerun to resume."  # said once
+        super().__init__(f"{where}stage '{stage}' failed: {reason.rstrip('.') if resume else reason}{resume}")
         self.stage = stage
         self.reason = reason
         self.topic = topic

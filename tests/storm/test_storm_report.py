@@ -142,3 +142,12 @@ def test_a_failed_stage_is_named_keeps_what_was_done_and_a_rerun_resumes(flood_r
     assert again.reused == ["personas", "conversations", "outline", "article", "polish"]
     forced = parts.report(FLOOD, tmp_path, parts.extractive(), force=True)
     assert forced.reused == []
+
+
+def test_a_failed_stage_says_how_to_resume_once():
+    endpoint_down = "still failing after 2 attempts; finished stages are kept, so rerunning resumes"
+    for reason, expected in (("the reply was empty.", 1), (endpoint_down, 0)):
+        message = str(StageFailed("personas", reason, topic="Solar"))
+        assert message.startswith("topic 'Solar', stage 'personas' failed: ")
+        assert message.count("rerun to resume") == expected and message.count("resum") == 1
+        assert ".." not in message
