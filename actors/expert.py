@@ -64,6 +64,10 @@ class ExpertActor:
                             search_k=spec.search_k, exclude_urls=spec.exclude_urls)
         return await stateless_turn(agent, state, messages)
 
+    def release(self, topics: Sequence[str]) -> None:
+        """Forget these topics' models (a long-lived service, after their run)."""
+        self.models.release(topics)
+
     async def run_stage(self, fn: StageFn[A, T], args: A, table: str | None) -> T:
         """`fn(args, ctx)` with this actor's models (for `args.topic`), retriever and the table `table`."""
         remote = RemoteTable(self.store_pool, table, encoder=self.retriever.encoder) if table else None

@@ -21,6 +21,7 @@ import asyncio
 import itertools
 import time
 from collections import deque
+from collections.abc import Sequence
 
 import ray
 from pydantic import BaseModel, Field
@@ -162,6 +163,13 @@ class UsageBook:
             return UsageLedger(records=list(self.ledger.records))
         return UsageLedger(records=[r for r in self.ledger.records if self._origin[r.call_id][1] == topic])
 
+    def forget(self, topics: Sequence[str]) -> None:
+        """Drop these topics' records (a long-lived service, once their run wrote them down)."""
+        gone = set(topics)
+        keep = [r for r in self.ledger.records if self._origin[r.call_id][1] not in gone]
+        self._origin = {r.call_id: self._origin[r.call_id] for r in keep}
+        self.ledger = UsageLedger(records=keep)
+
     def report(self, gates: list[GateStats]) -> UsageReport:
         by_actor: dict[str, UsageTotals] = {}
         by_topic: dict[str, UsageTotals] = {}
@@ -216,6 +224,9 @@ class LLMGateway:
 
     def ledger(self, topic: str | None = None) -> UsageLedger:
         return self._book.ledger_for(topic)
+
+    def forget(self, topics: list[str]) -> None:
+        self._book.forget(topics)
 
     def report(self) -> UsageReport:
         return self._book.report([g.stats for g in self._gates.values()])

@@ -15,7 +15,7 @@ in front of the extractive one. Off (0) by default.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import httpx
@@ -207,6 +207,12 @@ class ActorModels:
         default = model_for(settings.default)
         roles = {role: model_for(spec) for role, spec in settings.roles.items()}
         return RoleModels(default, roles, notice=None if settings.uses_llm else NO_LLM_NOTICE)
+
+    def release(self, topics: Sequence[str]) -> None:
+        """Forget these topics' models. Not closed: what they hold open is this actor's one HTTP client,
+        which the next topics' models share."""
+        for topic in topics:
+            self._by_topic.pop(topic, None)
 
     async def close(self) -> None:
         for models in self._by_topic.values():

@@ -25,6 +25,7 @@ from actors.chat_proxy import AgentCard, ChatAgentHost
 from actors.models import ActorModels, ModelRecipe
 from actors.pool import ActorOptions
 from agents.report.memory import InterviewAnswer, PersonaMemory, interview
+from agents.storm.artifacts import topic_slug
 from agents.storm.records import Conversation, Persona
 from agents.storm.writer import WriterAgent
 from retrieval.embeddings import embed_threads
@@ -67,6 +68,17 @@ class PersonaWriter:
 
     async def load_state(self, key: str, state: Mapping[str, Any]) -> None:
         await self.host.load_state(key, state)
+
+    def keys(self) -> list[str]:
+        """The keys of the writers this actor hosts."""
+        return sorted(self.host.agents)
+
+    def release(self, topics: Sequence[str]) -> None:
+        """Forget these topics' writers and models (a long-lived service, after their run)."""
+        prefixes = tuple(f"{topic_slug(t)}/" for t in topics)
+        for key in [k for k in self.host.agents if k.startswith(prefixes)]:
+            del self.host.agents[key]
+        self.models.release(topics)
 
     def conversation(self, key: str) -> list[tuple[str, str]]:
         """The writer's (question, answer) turns so far."""

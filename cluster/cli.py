@@ -16,6 +16,7 @@ COMMAND_MODULES = [
     "cluster.commands.report",
     "cluster.commands.ask",
     "cluster.commands.bench",
+    "cluster.commands.serve",
     "cluster.commands.submit",
     "cluster.commands.interview",
     "cluster.commands.graph",

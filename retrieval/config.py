@@ -7,9 +7,12 @@ folders, caches and runs; every command's `--data-dir` overrides it.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from pydantic import BaseModel, Field
+
+from retrieval.errors import UsageError
 
 DEFAULT_DENSE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -47,3 +50,15 @@ class StoreSettings(BaseModel):
     @property
     def models_dir(self) -> Path:
         return Path(self.data_dir) / "models"
+
+
+_COLLECTION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+
+
+def check_collection_name(name: str) -> str:
+    """`name` if it can name a collection (a folder in embedded mode), else a `UsageError` saying what can."""
+    if not _COLLECTION_NAME.fullmatch(name or ""):
+        shown = name if len(name or "") <= 40 else f"{name[:37]}..."
+        raise UsageError(f"collection name {shown!r} is not allowed: use 1 to 100 letters, digits, '-', '_' "
+                         f"or '.', starting with a letter or digit (e.g. harborline-2024)")
+    return name

@@ -9,7 +9,6 @@ every point) and fused with qdrant-client's own RRF, so results stay Qdrant's.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from typing import Iterable, Sequence
 
@@ -17,23 +16,13 @@ from pydantic import BaseModel
 from qdrant_client import QdrantClient, models
 from qdrant_client.hybrid.fusion import reciprocal_rank_fusion
 
-from retrieval.config import StoreSettings
+from retrieval.config import StoreSettings, check_collection_name  # noqa: F401  (re-exported)
 from retrieval.documents import Passage
-from retrieval.errors import CollectionNotFound, EmptyCollection, RaystormError, UsageError
+from retrieval.errors import CollectionNotFound, EmptyCollection, RaystormError
 from retrieval.query import SearchFilter, SearchHit, SearchMode  # noqa: F401  (re-exported)
 from retrieval.sparse_index import SparseIndexes
 
 SPARSE_VECTOR = "bm25"
-_COLLECTION_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
-
-
-def check_collection_name(name: str) -> str:
-    """`name` if it can name a collection (a folder in embedded mode), else a `UsageError` saying what can."""
-    if not _COLLECTION_NAME.fullmatch(name or ""):
-        shown = name if len(name or "") <= 40 else f"{name[:37]}..."
-        raise UsageError(f"collection name {shown!r} is not allowed: use 1 to 100 letters, digits, '-', '_' "
-                         f"or '.', starting with a letter or digit (e.g. harborline-2024)")
-    return name
 _PAYLOAD_KEYS = ("doc_id", "path", "url", "tags", "title")
 
 
@@ -98,7 +87,9 @@ class PassageStore:
                 except RuntimeError as exc:  # portalocker: another process owns the folder
                     raise RaystormError(
                         f"the embedded Qdrant store at {self.settings.qdrant_path} is in use by another "
-                        f"raystorm process ({exc}); wait for it, or use a Qdrant server with --qdrant-url") from exc
+                        f"raystorm process ({exc}); wait for it (a `raystorm serve` service holds it until "
+                        f"`raystorm serve -c NAME --address ADDR --stop`), or use a Qdrant server with "
+                        f"--qdrant-url") from exc
                 fast_local_commits(self._client)
         return self._client
 

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from agents.lm.steps import LanguageModel
 from agents.lm.text.sentences import sentences
 from agents.storm.citations import CitationRegistry, cited_numbers, cut_unfinished, keep_valid, remap, strip_citations
+from agents.storm.options import SECTION_SNIPPETS
 from agents.storm.records import Article, ArticleSection, Citation, Outline
 from agents.storm.steps_article import (
     LeadInput,
@@ -33,7 +34,6 @@ from agents.storm.steps_research import NumberedSource
 from retrieval.graph.current import current_first  # superseded evidence is read after the rule in force
 from retrieval.snippets import Snippet
 
-SECTION_SNIPPETS = 10
 LEAD_SNIPPETS = 12
 
 

@@ -33,8 +33,9 @@ from pydantic import BaseModel, Field
 from agents.lm.settings import LLMSettings
 from agents.lm.usage import CURRENT_TOPIC, UsageLedger
 from agents.runtime import ConversationSpec, Runtime, StageArgs
-from agents.storm.article import SECTION_SNIPPETS, assemble, cited_indices
+from agents.storm.article import assemble, cited_indices
 from agents.storm.artifacts import RunFiles, nothing_found_markdown, report_markdown, topic_slug
+from agents.storm.options import ReportOptions, ReportSummary  # noqa: F401  (re-exported)
 from agents.storm.checkpoints import Checkpoints, StageFailed, fingerprint, models_key
 from agents.report.flow import react_article
 from agents.storm.persona import PersonaPlan
@@ -58,46 +59,6 @@ from retrieval.snippets import group_by_url
 
 T = TypeVar("T")
 INFO_TABLE = "information table"  # not a checkpointed stage: rebuilt from the conversation log every run
-
-
-class ReportOptions(BaseModel):
-    """How one report is researched and written. Safe to print and to ship to actors."""
-
-    personas: int = Field(3, ge=0, description="personas besides the basic fact writer")
-    turns: int = Field(3, ge=1, description="questions per conversation")
-    search_k: int = Field(8, ge=1, description="passages per search query")
-    section_k: int = Field(SECTION_SNIPPETS, ge=1, description="snippets a section is written from")
-    exclude_urls: list[str] = Field(default_factory=list, description="never retrieved (e.g. the ground truth)")
-    polish: bool = Field(True, description="remove repeated sentences after writing")
-    force: bool = Field(False, description="redo every stage, even those whose artifacts exist")
-    where: str = Field("the corpus", description="what was searched, for the nothing-found report")
-    writer: Literal["storm", "react"] = Field("storm", description="storm: sections written from the table; "
-                                              "react: the report agent researches each section with tools")
-    react_min_calls: int = Field(2, ge=1, description="react: tool calls per section, at least")
-    react_max_calls: int = Field(5, ge=1, description="react: tool calls per section, at most")
-
-
-class ReportSummary(BaseModel):
-    topic: str
-    directory: str
-    report: str
-    relevant: bool
-    personas: int
-    turns: int
-    sources: int
-    sections: int
-    citations: int
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    seconds: float = 0.0
-    reused: list[str] = Field(default_factory=list, description="stages whose artifacts were reused")
-    fell_back: str | None = Field(None, description="how many language-model calls fell back to the extractive "
-                                                    "model, by step (None: no call went to a language model)")
-
-    def line(self) -> str:
-        return (f"{self.personas} personas, {self.turns} turns, {self.sources} sources, {self.sections} sections, "
-                f"{self.citations} citations, {self.prompt_tokens + self.completion_tokens} tokens, "
-                f"{self.seconds:.1f} s")
 
 
 class ProgressEvent(BaseModel):

@@ -11,7 +11,7 @@ from importlib import metadata
 from pydantic import BaseModel, Field
 
 from agents.lm.settings import LLMSettings
-from agents.storm.flow import ReportOptions
+from agents.storm.options import ReportOptions
 from retrieval.config import StoreSettings
 
 

@@ -24,7 +24,7 @@ def add_store_arguments(parser: argparse.ArgumentParser) -> None:
 def collection_name(text: str) -> str:
     """argparse `type=` for a collection name: refused in one line before any work."""
     from retrieval.errors import UsageError
-    from retrieval.store import check_collection_name
+    from retrieval.config import check_collection_name
 
     try:
         return check_collection_name(text)

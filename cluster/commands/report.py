@@ -111,19 +111,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace, topics: list[str]) -> int:
-    from agents.lm.arguments import settings_from_args, role_models_from_args
-    from agents.lm.extractive import NO_LLM_NOTICE
-    from agents.lm.models import check_roles
-    from agents.lm.nlp import TextToolkit
-    from agents.lm.settings import STORM_ROLES
-    from agents.runtime import LocalRuntime
-    from agents.storm.flow import ReportOptions, run_topic
-    from agents.storm.run_config import RunConfig
+    from agents.lm.arguments import settings_from_args
     from cluster.distributed_args import wants_distributed
+    from cluster.runtime import resolve_address
     from retrieval.config import data_home
-    from retrieval.infotable import AsyncInformationTable, InformationTable
-    from retrieval.ingest import Ingestor
-    from retrieval.search import AsyncCorpus, Corpus
 
     settings = store_settings(args)
     llm = settings_from_args(args)  # refuses bad LLM options before any work
@@ -133,10 +124,31 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
     out_dir = writable_folder(Path(args.out).expanduser().resolve() if args.out else home / "runs", "--out")
     collection = args.collection or collection_for(args.corpus)
     distributed = wants_distributed(args)
-    if distributed:
+    if distributed and resolve_address(args.address):
+        from cluster.runtime import connect
+        from cluster.service import find_service
+
+        connect(args.address)  # joining a running cluster takes a moment: no need to overlap it
+        service = find_service(collection)
+        if service is not None:  # `raystorm serve` keeps this collection's actors up: the topics go there
+            return await _run_on_service(service, args, topics, settings, collection, llm, out_dir)
+    elif distributed:
         from cluster.runtime import connect_early
 
         connect_early(args.address)  # Ray comes up while the corpus is ingested and checked here
+    # (imported here, not above: a report on the service needs none of them, and they take seconds)
+    from agents.lm.arguments import role_models_from_args
+    from agents.lm.extractive import NO_LLM_NOTICE
+    from agents.lm.models import check_roles
+    from agents.lm.nlp import TextToolkit
+    from agents.lm.settings import STORM_ROLES
+    from agents.runtime import LocalRuntime
+    from agents.storm.flow import run_topic
+    from agents.storm.run_config import RunConfig
+    from retrieval.infotable import AsyncInformationTable, InformationTable
+    from retrieval.ingest import Ingestor
+    from retrieval.search import AsyncCorpus, Corpus
+
     ingestor = Ingestor(settings)
     store = ingestor.store
     try:
@@ -158,11 +170,7 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
             models.validate_roles(STORM_ROLES)
             if models.notice:
                 info(models.notice)
-        options = ReportOptions(personas=args.personas, turns=args.turns, search_k=args.search_k,
-                                exclude_urls=args.exclude_url, polish=not args.no_polish, force=args.force,
-                                writer=args.writer, react_min_calls=args.react_min_calls,
-                                react_max_calls=args.react_max_calls,
-                                where=f"collection '{collection}'")
+        options = report_options(args, collection)
         if distributed:
             store.close()  # a Corpus actor opens the embedded store from here on
             return await _run_distributed(args, topics, settings, collection, llm, options, out_dir, home)
@@ -215,6 +223,71 @@ async def _run_distributed(args, topics, settings, collection, llm, options, out
     return 0
 
 
+def report_options(args: argparse.Namespace, collection: str):
+    from agents.storm.options import ReportOptions
+
+    return ReportOptions(personas=args.personas, turns=args.turns, search_k=args.search_k,
+                         exclude_urls=args.exclude_url, polish=not args.no_polish, force=args.force,
+                         writer=args.writer, react_min_calls=args.react_min_calls,
+                         react_max_calls=args.react_max_calls, where=f"collection '{collection}'")
+
+
+def service_spec(settings, collection: str, llm):
+    """What a report service for `collection` is started with (`raystorm serve`), and what a report asks of it."""
+    from cluster.service import ServiceSpec
+
+    return ServiceSpec(store=settings.model_dump(mode="json"), collection=collection,
+                       llm=llm.model_dump(mode="json"))
+
+
+def check_collection(settings, collection: str) -> None:
+    """The collection is in the store and searchable (a clear error if not); the store is let go again."""
+    from retrieval.search import Corpus
+    from retrieval.store import PassageStore
+
+    store = PassageStore(settings)
+    try:
+        Corpus(settings, collection, store=store).check()
+    finally:
+        store.close()
+
+
+async def _run_on_service(service, args, topics, settings, collection, llm, out_dir) -> int:
+    """The topics on the report service that `raystorm serve` keeps up for this collection."""
+    import ray
+
+    from agents.storm.run_config import RunConfig
+    from cluster.service import check_spec, report_via_service, service_name
+    from retrieval.errors import RaystormError, UsageError
+
+    if args.corpus:
+        raise UsageError(f"--corpus: the report service '{service_name(collection)}' holds this collection's store; "
+                         f"give -c {collection} (the collection as ingested), or stop the service (`raystorm serve "
+                         f"-c {collection} --address ... --stop`) to ingest again")
+    given = plan_flags_given(args)
+    if given:
+        raise UsageError(f"{', '.join(given)}: the report service for '{collection}' runs with the plan it was "
+                         "started with; give these to `raystorm serve`")
+    found = check_spec(service, service_spec(settings, collection, llm))
+    if args.writer == "react" and not found.report_agents:
+        raise UsageError(f"--writer react: the report service for '{collection}' has no report agents; start it "
+                         "with --report-agents N (one per topic in flight is plenty)")
+    info(f"using the report service: {found.line()}")
+    if found.node != ray.get_runtime_context().get_node_id():
+        info(f"the reports are written to {out_dir} on node {found.node[:8]}, where the service runs")
+    options = report_options(args, collection)
+    configs = {topic: RunConfig(topic=topic, collection=collection, corpus=[], store=settings, llm=llm,
+                                options=options) for topic in topics}
+    run = await report_via_service(service, topics, str(out_dir), options, configs,
+                                   say=lambda line: print(line, file=sys.stderr, flush=True))
+    for summary in run.summaries:
+        _print_summary(summary)
+    if run.failures:
+        lines = "; ".join(f"'{t}': {e}" for t, e in run.failures.items())
+        raise RaystormError(f"{len(run.failures)} of {len(topics)} topics failed: {lines}")
+    return 0
+
+
 def writable_folder(folder: Path, flag: str) -> Path:
     """`folder`, created if missing, once a file could be written in it; else a one-line error, before any work."""
     import tempfile
@@ -248,13 +321,18 @@ def _refuse_cluster_options_locally(args: argparse.Namespace) -> None:
 
     if wants_distributed(args):
         return
-    given = [flag for flag, value in (("--writers", args.writers), ("--experts", args.experts),
-                                      ("--topics-in-flight", args.topics_in_flight),
-                                      ("--llm-requests-per-minute", args.llm_requests_per_minute),
-                                      ("--actor-resource", args.actor_resource),
-                                      ("--call-timeout", args.call_timeout)) if value is not None]
+    given = plan_flags_given(args)
     if given:
         raise UsageError(f"{', '.join(given)} only apply on Ray: add --distributed or --address ADDR")
+
+
+def plan_flags_given(args: argparse.Namespace) -> list[str]:
+    """The cluster options the command line gave (they size a run's actors)."""
+    return [flag for flag, value in (("--writers", args.writers), ("--experts", args.experts),
+                                     ("--topics-in-flight", args.topics_in_flight),
+                                     ("--llm-requests-per-minute", args.llm_requests_per_minute),
+                                     ("--actor-resource", args.actor_resource),
+                                     ("--call-timeout", args.call_timeout)) if value is not None]
 
 
 def _print_summary(summary) -> None:
