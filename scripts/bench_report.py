@@ -6,7 +6,9 @@ For each article in the FreshWiki folder: build its research corpus with the sha
 no headings), run `raystorm report` on it (extractive model unless --llm is given),
 score `storm_gen_outline.txt` against the gold headings with `outline_metrics.py`,
 and print per-topic and mean heading soft recall, heading match recall and
-precision, seconds per report and cited sources per section.
+precision, seconds per report, cited sources per section, and the lead against the
+article's real lead (its `summary`): content-word ROUGE-1 F1 and MiniLM cosine
+(`scripts/bench_lead.py`'s scorer).
 
 With `--writer storm,react` each article is written by both writers (same corpus, same
 research) and the rows are printed side by side; the react rows add tool calls per section
@@ -61,7 +63,13 @@ def tool_calls_per_section(folder: Path) -> float | None:
     return statistics.mean(per.values()) if per else 0.0
 
 
-def bench_one(article: Path, work: Path, tools: Path, extra: list[str], writer: str) -> dict:
+def lead_of(report: Path) -> str:
+    """The report's lead: storm_gen_article_polished.txt above its first section, no citations."""
+    text = (report.parent / "storm_gen_article_polished.txt").read_text(encoding="utf-8")
+    return CITE.sub("", re.split(r"(?m)^# ", text)[0]).strip()
+
+
+def bench_one(article: Path, work: Path, tools: Path, extra: list[str], writer: str, lead: "Scorer") -> dict:
     name = article.stem
     corpus = work / "corpora" / name
     if not (corpus / "gold_outline.json").is_file():
@@ -78,10 +86,12 @@ def bench_one(article: Path, work: Path, tools: Path, extra: list[str], writer: 
     outline = report.parent / "storm_gen_outline.txt"
     scores = json.loads(run([sys.executable, str(tools / "outline_metrics.py"), str(outline),
                              str(corpus / "gold_outline.json")]).stdout.strip().splitlines()[-1])
+    mine, real = lead_of(report), json.loads(article.read_text())["summary"]
     return {"topic": topic, "soft": scores["heading_soft_recall"], "recall": scores["heading_match_recall"],
             "precision": scores["heading_match_precision"], "gold": scores["gold"], "predicted": scores["predicted"],
             "seconds": seconds, "cites": cited_per_section(report), "writer": writer,
-            "tools": tool_calls_per_section(report.parent)}
+            "tools": tool_calls_per_section(report.parent),
+            "lead_r1": lead.rouge1(mine, real), "lead_cos": lead.cosine(mine, real)}
 
 
 def main() -> int:
@@ -102,26 +112,33 @@ def main() -> int:
     writers = [w.strip() for w in args.writer.split(",") if w.strip()]
     if not writers or any(w not in ("storm", "react") for w in writers):
         sys.exit(f"--writer {args.writer}: use storm, react or storm,react")
+    sys.path.insert(0, str(args.tools))  # the lead's cosine loads the embedder as outline_metrics.py does
+    from bench_lead import Scorer
+
+    lead = Scorer()
     header = (f"{'topic':<40} {'writer':<6} {'soft':>5} {'match R':>7} {'match P':>7} {'gold':>4} {'pred':>4} "
-              f"{'s/report':>8} {'cites/sec':>9} {'tools/sec':>9}")
+              f"{'s/report':>8} {'cites/sec':>9} {'tools/sec':>9} {'lead R1':>7} {'lead cos':>8}")
     print(header)
     print("-" * len(header))
     rows = []
     for article in articles:
         for writer in writers:
-            r = bench_one(article, work, args.tools, extra, writer)
+            r = bench_one(article, work, args.tools, extra, writer, lead)
             rows.append(r)
             tools = f"{r['tools']:>9.2f}" if r["tools"] is not None else f"{'':>9}"
             print(f"{r['topic'][:40]:<40} {writer:<6} {r['soft']:>5.2f} {r['recall']:>7.2f} {r['precision']:>7.2f} "
-                  f"{r['gold']:>4} {r['predicted']:>4} {r['seconds']:>8.1f} {r['cites']:>9.2f} {tools}", flush=True)
+                  f"{r['gold']:>4} {r['predicted']:>4} {r['seconds']:>8.1f} {r['cites']:>9.2f} {tools} "
+                  f"{r['lead_r1']:>7.3f} {r['lead_cos']:>8.3f}", flush=True)
     print("-" * len(header))
     for writer in writers:
         mine = [r for r in rows if r["writer"] == writer]
-        mean = {k: statistics.mean(r[k] for r in mine) for k in ("soft", "recall", "precision", "seconds", "cites")}
+        mean = {k: statistics.mean(r[k] for r in mine)
+                for k in ("soft", "recall", "precision", "seconds", "cites", "lead_r1", "lead_cos")}
         tools = [r["tools"] for r in mine if r["tools"] is not None]
         print(f"{'mean':<40} {writer:<6} {mean['soft']:>5.2f} {mean['recall']:>7.2f} {mean['precision']:>7.2f} "
               f"{'':>4} {'':>4} {mean['seconds']:>8.1f} {mean['cites']:>9.2f} "
-              + (f"{statistics.mean(tools):>9.2f}" if tools else ""))
+              + (f"{statistics.mean(tools):>9.2f}" if tools else f"{'':>9}")
+              + f" {mean['lead_r1']:>7.3f} {mean['lead_cos']:>8.3f}")
     return 0
 
 
