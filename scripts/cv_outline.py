@@ -16,12 +16,13 @@ then the setting chosen on all articles (what `OutlineParams` defaults to) and t
 The objective is mean match recall less twice any shortfall of mean match precision below
 --min-precision. Settings: the defaults, the old constants and --samples random draws from a
 grid's axes (`GRIDS`; folds, objective and grids are in `cv_outline_folds.py`); `--prune TAUS`
-also tries dropping the lexicon sections that missed on the training folds. Scores are kept per
+also tries dropping the lexicon sections that missed on the training folds; `--filter` also learns a
+logistic heading filter on the training folds (`cross_validate_filter`) on top of the chosen setting. Scores are kept per
 setting and article under --work while the code is unchanged.
 
 usage: python scripts/cv_outline.py --work DIR [--data DIR] [--tools DIR] [--folds 5] [--seed 0]
                                     [--grid precision|corpus|narrow|random|defaults] [--samples N] [--prune TAUS]
-                                    [--only NAME] [--prepare-only] [--show] [--ablate FIELD=VALUE]
+                                    [--only NAME] [--prepare-only] [--show] [--filter] [--ablate FIELD=VALUE]
 e.g.   python scripts/cv_outline.py --work DIR --grid precision --samples 60 --prune "" --ablate min_cohesion=0
 """
 
@@ -42,8 +43,8 @@ SHARED = ROOT.parent / "shared"
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from cv_outline_folds import (CORPUS_CHOSEN, GRIDS, LEGACY, PREVIOUS, cross_validate, describe,  # noqa: E402
-                              folds_by_article, grid, mean, report_cv)
+from cv_outline_folds import (CORPUS_CHOSEN, GRIDS, LEGACY, NO_FILTER, PREVIOUS, cross_validate,  # noqa: E402
+                              cross_validate_filter, describe, folds_by_article, grid, mean, report_cv)
 
 
 # --- preparation: corpus and research, once per article ---------------------------------------------
@@ -178,6 +179,24 @@ def memoize_outline_helpers() -> None:
     lexicon.vectors = memo(lexicon.vectors, lambda a, nlp, v=(): (texts(a), texts(v)), lambda m: m.copy())
 
 
+class PlanRecorder:
+    """Keeps the last plan `outline_from_evidence` made (`steps_outline.plan_headings` wrapped): the
+    headings it considered and their features, for the learned heading filter."""
+
+    def __init__(self):
+        import agents.storm.steps_outline as steps
+
+        self.last, inner = None, steps.plan_headings
+
+        def recording(*args, **kwargs):
+            self.last = inner(*args, **kwargs)
+            return self.last
+        steps.plan_headings = recording
+
+
+PLANS: PlanRecorder | None = None
+
+
 def code_version() -> str:
     """A hash of the outline stage's code: cached scores are reused only while it is unchanged."""
     import hashlib
@@ -194,14 +213,24 @@ def score(article: Article, params, nlp, metric, emb) -> dict:
     topic = article.topic.lower()
     pred = [h for h in outline.headings() if h.lower() not in metric.SKIP and h.lower() != topic]
     recall, precision = metric.match_recall(article.gold, pred, emb)
-    matched = []
-    if pred:
-        import numpy as np
-        g = np.stack([v / np.linalg.norm(v) for v in emb.embed(article.gold)])
-        q = np.stack([v / np.linalg.norm(v) for v in emb.embed(pred)])
-        matched = [bool(x) for x in (g @ q.T).max(axis=0) >= 0.6]
+    # every heading the plan considered, with its features and whether it names a gold heading
+    considered = [c for c in PLANS.last.considered if c.heading.lower() not in metric.SKIP
+                  and c.heading.lower() != topic]
+    matched = matches(article.gold, pred, emb)
     return {"soft": metric.soft_recall(article.gold, pred, emb), "recall": recall, "precision": precision,
-            "pred": pred, "matched": matched}
+            "pred": pred, "matched": matched,
+            "considered": [[c.heading, [round(x, 4) for x in c.features], m]
+                           for c, m in zip(considered, matches(article.gold, [c.heading for c in considered], emb))]}
+
+
+def matches(gold: list[str], headings: list[str], emb) -> list[bool]:
+    """For each heading, whether its closest gold heading has cosine >= 0.6 (the metric's match)."""
+    if not headings or not gold:
+        return [False] * len(headings)
+    import numpy as np
+    g = np.stack([v / np.linalg.norm(v) for v in emb.embed(gold)])
+    q = np.stack([v / np.linalg.norm(v) for v in emb.embed(headings)])
+    return [bool(x) for x in (g @ q.T).max(axis=0) >= 0.6]
 
 
 def main() -> int:
@@ -219,6 +248,8 @@ def main() -> int:
     parser.add_argument("--only", action="append", default=[], help="only articles whose file name contains this")
     parser.add_argument("--prepare-only", action="store_true", help="build corpora and research, then stop")
     parser.add_argument("--show", action="store_true", help="print each article's outline under the chosen setting")
+    parser.add_argument("--filter", action="store_true", help="also learn a heading filter on each fold's "
+                        "training articles (`cross_validate_filter`); the setting chosen on all then has one")
     parser.add_argument("--ablate", action="append", default=[], metavar="FIELD=VALUE",
                         help="also cross-validate over only the settings with FIELD at VALUE (e.g. min_cohesion=0: "
                              "what the field adds held out); repeat for more")
@@ -246,6 +277,8 @@ def main() -> int:
     metric = metrics_module(args.tools)
     emb = CachedEmbedder(metric.embedder())
     memoize_outline_helpers()
+    global PLANS
+    PLANS = PlanRecorder()
     arts = {n: Article(n, c, nlp, metric) for n, c in cached.items()}
     settings_list = grid(args.grid, args.samples, seed=0)  # the same draws whatever the fold split
     started = time.monotonic()
@@ -291,12 +324,20 @@ def main() -> int:
         print(f"only {field}={value} ({len(keep)} settings): in-sample soft {train['soft']:.3f}, match R "
               f"{train['recall']:.3f}, P {train['precision']:.3f}; held out soft {mean(test, 'soft'):.3f}, match R "
               f"{mean(test, 'recall'):.3f}, P {mean(test, 'precision'):.3f}")
-    final = cross_validate(table, settings_list, names, [[]], args.min_precision, evaluate, taus)[0]
+    if args.filter:
+        results = cross_validate_filter(table, settings_list, names, folds, args.min_precision, evaluate)
+        report_cv(table, settings_list, names, folds, args.min_precision, results=results,
+                  title=", then a learned heading filter")
+        final = cross_validate_filter(table, settings_list, names, [[]], args.min_precision, evaluate)[0]
+    else:
+        final = cross_validate(table, settings_list, names, [[]], args.min_precision, evaluate, taus)[0]
     rows = final["train"]
     print(f"\nchosen on all {len(names)} (in-sample): soft {mean(rows, 'soft'):.3f}, match R "
           f"{mean(rows, 'recall'):.3f}, P {mean(rows, 'precision'):.3f}\n  {describe(final['setting'])}")
-    for label, overrides in (("before CV (old constants)", LEGACY), ("previous defaults", PREVIOUS),
-                             ("chosen by the corpus grid", CORPUS_CHOSEN), ("OutlineParams() defaults", {})):
+    for label, overrides in (("before CV (old constants)", {**NO_FILTER, **LEGACY}),
+                             ("previous defaults", {**NO_FILTER, **PREVIOUS}),
+                             ("chosen by the corpus grid", {**NO_FILTER, **CORPUS_CHOSEN}),
+                             ("OutlineParams() defaults", {})):
         rows = [evaluate(overrides)[n] for n in names]
         print(f"{label}: soft {mean(rows, 'soft'):.3f}, match R {mean(rows, 'recall'):.3f}, "
               f"P {mean(rows, 'precision'):.3f}")

@@ -11,7 +11,9 @@ Candidates come from these places, in order of preference:
 
 Each usable evidence sentence goes to the candidate it is most similar to (when
 similar enough); a candidate with enough sentences becomes a heading. Lexicon
-sections that usually sit under another become its subsections.
+sections that usually sit under another become its subsections. A heading may
+then have to pass a small logistic filter over what is known of it
+(`heading_features`), its coefficients chosen by cross-validation.
 """
 
 from __future__ import annotations
@@ -51,10 +53,18 @@ class DocumentHeading(BaseModel):
     title: str = ""  # of the document it is from
 
 
+class ConsideredHeading(BaseModel):
+    """A heading with enough evidence, before the cohesion floor, the filter and the length cap."""
+
+    heading: str
+    features: list[float]  # `HEADING_FEATURES`, in that order
+
+
 class HeadingPlan(BaseModel):
     kind: str
     headings: list[Heading]  # in reading order; children right after their parent
     sentences: list[EvidenceSentence]
+    considered: list[ConsideredHeading] = Field(default_factory=list)
 
 
 def is_reference_heading(heading: str) -> bool:
@@ -112,13 +122,23 @@ def plan_headings(topic: str, texts: Sequence[str | PassageText], nlp: TextToolk
         c.support = len(c.evidence)
     chosen.sort(key=lambda c: (-c.support, c.heading))
     chosen = _distinct(chosen, nlp, p.synonym)
-    if p.min_cohesion > 0:
-        cohesion = _cohesion(topic, chosen, sentences, nlp)
-        best = int(np.argmax(cohesion)) if chosen else -1  # some evidence always keeps a heading
-        chosen = [c for i, (c, x) in enumerate(zip(chosen, cohesion)) if x >= p.min_cohesion or i == best]
+    cohesion = _cohesion(topic, chosen, sentences, nlp)
+    features = heading_features(chosen, cohesion, kind, fit, len(sentences))
+    considered = [ConsideredHeading(heading=c.heading, features=f.tolist()) for c, f in zip(chosen, features)]
+    keep = np.array([p.min_cohesion <= 0 or x >= p.min_cohesion for x in cohesion], dtype=bool)
+    if p.heading_filter:
+        if len(p.heading_filter) != len(HEADING_FEATURES):
+            raise ValueError(f"heading_filter has {len(p.heading_filter)} coefficients, the features are "
+                             f"{len(HEADING_FEATURES)}: {', '.join(HEADING_FEATURES)}")
+        odds = features @ np.array(p.heading_filter, dtype=np.float64)
+        keep &= odds >= np.log(p.filter_threshold / (1 - p.filter_threshold))
+    if chosen and not keep.any():  # some evidence always keeps a heading: the most cohesive
+        keep[int(np.argmax(cohesion))] = True
+    chosen = [c for c, k in zip(chosen, keep) if k]
     # thin evidence makes a short outline: about `sentences_per_heading` sentences for each heading
     chosen = chosen[:min(max_headings, max(p.min_headings, len(sentences) // p.sentences_per_heading))]
-    return HeadingPlan(kind=kind.name, headings=_order(chosen, kind, candidates), sentences=sentences)
+    return HeadingPlan(kind=kind.name, headings=_order(chosen, kind, candidates), sentences=sentences,
+                       considered=considered)
 
 
 def _candidates(document_headings: Sequence[DocumentHeading], preferred: Sequence[str], lexicon: Sequence[str]
@@ -188,6 +208,29 @@ def _cohesion(topic: str, chosen: list[Heading], sentences: list[EvidenceSentenc
     evidence went to it for want of a better heading."""
     return [float(similarity([sentences[i].text for i in c.evidence], [heading_text(c, topic, nlp)],
                              nlp).mean()) if c.evidence else 0.0 for c in chosen]
+
+
+HEADING_FEATURES = ("bias", "lexicon", "document", "entity", "phrase", "share", "log support", "cohesion",
+                    "log rank", "kind section", "kind fit", "name", "demonym", "words")
+# an adjective of a place or people ("American", "Icelandic", "Pakistani"): English word endings, not a list
+_DEMONYM = re.compile(r"^[A-Z][a-z]+(?:an|ese|ish|ic|i)$")
+
+
+def heading_features(chosen: list[Heading], cohesion: list[float], kind: ArticleKind, fit: float,
+                     sentences: int) -> np.ndarray:
+    """What `plan_headings` knows of each heading (`HEADING_FEATURES`): which source proposed it, its
+    share of the evidence and support, its cohesion, its rank by support, whether it is a usual section
+    of the article kind and how well the evidence fits that kind, whether it reads as a proper name or a
+    demonym, and its length in words. The learned filter's input."""
+    rows = []
+    for rank, (c, x) in enumerate(zip(chosen, cohesion)):
+        words = c.heading.split()
+        rows.append([1.0, c.source == "lexicon", c.source == "document", c.source == "entity",
+                     c.source == "phrase", c.support / max(sentences, 1), np.log1p(c.support), x, np.log1p(rank),
+                     c.heading in kind.sections, fit,
+                     len(words) > 1 and all(w[:1].isupper() for w in words) or c.source == "entity",
+                     len(words) == 1 and bool(_DEMONYM.match(c.heading)), len(words)])
+    return np.array(rows, dtype=np.float64).reshape(len(rows), len(HEADING_FEATURES))
 
 
 def _under_heading(sections: list[str], candidates: list[Heading], weight: float) -> np.ndarray:

@@ -16,7 +16,7 @@ import pytest
 
 from agents.storm import steps_outline
 from agents.storm.evidence import sentences_of
-from agents.storm.headings import DocumentHeading, _phrase_headings, plan_headings
+from agents.storm.headings import HEADING_FEATURES, DocumentHeading, _phrase_headings, plan_headings
 from agents.storm.outline_params import OUTLINE_PARAMS, OutlineParams
 from agents.storm.lexicon import ARTICLE_KINDS
 from agents.storm.records import Outline
@@ -43,11 +43,13 @@ def cv():
 def test_the_script_uses_the_folds_module(cv):
     script = _script("cv_outline")  # imports `cv_outline_folds` from scripts/ itself
     assert script.cross_validate.__module__ == "cv_outline_folds"
-    assert script.grid("defaults", 0, 0) == [{}, cv.LEGACY, cv.PREVIOUS]
+    # every setting of a grid is without the learned filter: it is learned on top (`cross_validate_filter`)
+    assert script.grid("defaults", 0, 0) == [cv.NO_FILTER, {**cv.NO_FILTER, **cv.LEGACY},
+                                             {**cv.NO_FILTER, **cv.PREVIOUS}]
     # an extending grid keeps the base grid's draws as they were scored before its axes existed
     narrow, corpus = cv.grid("narrow", 70, 0), cv.grid("corpus", 5, 0)
     assert corpus[3:73] == [{**cv.PREVIOUS, **o} for o in narrow[3:]] and len(corpus) == 78
-    assert all(set(o) == set(cv.GRIDS["corpus"]) for o in corpus[73:])
+    assert all(set(o) == {*cv.GRIDS["corpus"], *cv.NO_FILTER} for o in corpus[73:])
 
 
 def _row(recall: float, precision: float) -> dict:
@@ -98,6 +100,60 @@ def test_lexicon_sections_are_dropped_from_the_training_rows_only(cv):
     assert cv.lexicon_misses(rows[:1], 0.5) == ("Explosion",)
 
 
+# --- the learned heading filter ----------------------------------------------------------------------
+
+
+def _considered(rng, n: int, flip: bool = False) -> list:
+    """Headings whose second feature tells whether they match (the third is noise, the fourth constant)."""
+    out = []
+    for i in range(n):
+        good = rng.random() < 0.5
+        signal = (0.8 if good else 0.2) + rng.gauss(0, 0.15)
+        out.append([f"h{i}", [1.0, signal * 10, rng.random(), 3.0], good != flip])
+    return out
+
+
+def test_the_filter_learns_which_headings_match(cv):
+    import random
+
+    import numpy as np
+
+    rng = random.Random(0)
+    rows = [{"considered": _considered(rng, 40)} for _ in range(5)]
+    w = np.array(cv.fit_filter(rows))
+    assert w[1] > 0 and w[3] == 0.0  # a constant feature gets no weight
+    x = np.array([f for r in rows for _, f, _ in r["considered"]])
+    y = np.array([m for r in rows for _, _, m in r["considered"]])
+    assert ((x @ w >= 0) == y).mean() > 0.9  # the raw-feature coefficients, not the standardised ones
+    with pytest.raises(ValueError, match="match and that do not"):
+        cv.fit_filter([{"considered": [["h", [1.0, 0.0, 0.0, 0.0], True]]}])
+
+
+def test_the_filter_is_fitted_and_its_threshold_chosen_on_the_training_folds_only(cv):
+    import random
+
+    rng = random.Random(1)
+    names = ["a", "b", "c", "d"]
+    # on "d" the signal says the opposite: a filter fitted with "d" would differ
+    base = {n: {**_row(0.3, 0.4), "considered": _considered(rng, 30, flip=n == "d")} for n in names}
+    asked = []
+
+    def evaluate(overrides):
+        asked.append(overrides)
+        # a threshold of 0.5 helps every article but "d"
+        good = overrides["filter_threshold"] == 0.5
+        return {n: _row(0.35, 0.6) if good and n != "d" else _row(0.3, 0.4) for n in names}
+
+    folds = [["d"], ["a", "b", "c"]]
+    results = cv.cross_validate_filter([base], [{}], names, folds, 0.5, evaluate, thresholds=(0.4, 0.5),
+                                       variants=({},))
+    fitted = cv.fit_filter([base[n] for n in ["a", "b", "c"]])
+    assert [o["heading_filter"] for o in asked[:2]] == [fitted, fitted]
+    assert results[0]["setting"] == {"heading_filter": fitted, "filter_threshold": 0.5}
+    assert results[0]["test"] == [_row(0.3, 0.4)]
+    assert results[1]["setting"] == {}  # trained on "d" alone, where no threshold helps: no filter
+
+
 # --- the parameters are used -------------------------------------------------------------------------
 
 
@@ -133,6 +189,10 @@ def test_the_refine_step_runs_with_the_chosen_parameters(nlp, evidence, monkeypa
 
 # phrase headings wherever the evidence allows them (the defaults keep them for evidence that fits no kind)
 PHRASES = {"phrase_headings": 3, "phrase_min_share": 0.0, "phrase_noun_share": 0.0, "phrase_max_fit": 1.0}
+
+# a heading filter that only wants cohesive headings (odds even at cohesion 0.45, where the floor of
+# `min_cohesion`'s contrast drops some)
+COHESIVE = tuple(-4.5 if f == "bias" else 10.0 if f == "cohesion" else 0.0 for f in HEADING_FEATURES)
 
 # For every field: two settings that differ in that field only, and give different outlines here.
 CONTRASTS: dict[str, tuple[dict, dict]] = {
@@ -183,6 +243,10 @@ CONTRASTS: dict[str, tuple[dict, dict]] = {
     "min_cohesion": ({"min_cohesion": 0.0}, {"min_cohesion": 0.45}),
     # the few sentences here told of a "he" or "she" make the kind "person" when they count enough
     "person_evidence": ({"person_evidence": 0.0}, {"person_evidence": 20.0}),
+    # a filter that wants cohesive headings, at a low and a high threshold
+    "heading_filter": ({"heading_filter": (), "min_cohesion": 0.0}, {"heading_filter": COHESIVE, "min_cohesion": 0.0}),
+    "filter_threshold": ({"heading_filter": COHESIVE, "min_cohesion": 0.0, "filter_threshold": 0.05},
+                         {"heading_filter": COHESIVE, "min_cohesion": 0.0, "filter_threshold": 0.6}),
 }
 
 
@@ -250,6 +314,28 @@ def test_a_heading_whose_sentences_fit_it_badly_goes_and_the_best_one_stays(nlp,
     assert len(plan(1.0).headings) == 1
 
 
+def test_the_heading_filter_keeps_the_headings_it_finds_likely(nlp, evidence):
+    excerpts, headings = evidence
+
+    def plan(**overrides):
+        return plan_headings(FLOOD, excerpts, nlp, document_headings=headings,
+                             params=OutlineParams(min_cohesion=0.0, **overrides))
+
+    loose = plan(heading_filter=())
+    rank = HEADING_FEATURES.index("log rank")
+    assert len(loose.considered) > 2 and all(len(c.features) == len(HEADING_FEATURES) for c in loose.considered)
+    # a filter that wants the two best supported headings (log rank below 1) and nothing else
+    first_two = tuple(3.0 if f == "bias" else -4.0 if f == "log rank" else 0.0 for f in HEADING_FEATURES)
+    kept = plan(heading_filter=first_two, filter_threshold=0.5)
+    assert kept.considered == loose.considered
+    assert {h.heading for h in kept.headings if h.evidence} == {
+        c.heading for c in loose.considered if c.features[rank] < 1}
+    # a filter nothing passes still leaves one heading
+    assert len(plan(heading_filter=first_two, filter_threshold=0.9999).headings) == 1
+    with pytest.raises(ValueError, match="coefficients"):
+        plan(heading_filter=(1.0, 2.0))
+
+
 def test_evidence_told_of_a_she_makes_the_kind_person(nlp):
     from agents.storm.lexicon import article_kind, person_share
 
@@ -270,5 +356,5 @@ def test_the_precision_grid_keeps_the_corpus_draws_as_they_were(cv):
     off = {"person_evidence": 0.0, "min_cohesion": 0.0}
     assert precision[:3] == corpus[:3] and len(precision) == len(corpus) + 4
     assert precision[3:len(corpus)] == [{**cv.CORPUS_CHOSEN, **off, **o} for o in corpus[3:]]
-    assert all(set(o) == set(cv.CORPUS_CHOSEN) for o in precision[len(corpus):])
+    assert all(set(o) == {*cv.CORPUS_CHOSEN, *cv.NO_FILTER} for o in precision[len(corpus):])
     assert cv.CORPUS_CHOSEN.keys() <= set(OutlineParams.model_fields)
