@@ -10,11 +10,15 @@ flight, answering 429 beyond; raystorm's `--llm-concurrency` is set to the cap).
 - model calls (HTTP requests the endpoint served) and steps (llm_call_history.jsonl lines);
 - the critical-path bound: the longest chain of calls that must follow one another, counted per
   topic from what the run recorded by `bench_cluster.chain_of`, times the latency; wall / bound;
+- the model-call span (the first request's start to the last one's end) and span / bound, and the
+  seconds before the first request and after the last (start-up; writing the last files and exiting);
 - the peak of concurrent requests the endpoint saw (its request log);
 - peak RSS of the driver and of the Ray actor processes (largest one, and all together), and the
   CPU seconds of driver, actors and Ray's own daemons, sampled from /proc during the run.
 
-`--in-process` adds the baseline: the same topics through `raystorm report` without Ray, one
+`--service` (with `--address`) starts `raystorm serve` before the first size and runs every size on it:
+the actors are up before the clock starts, as on a long-lived cluster that keeps them (its start-up
+is printed, not counted). `--in-process` adds the baseline: the same topics through `raystorm report` without Ray, one
 topic after another (the stand-in for STORM's own way of running several topics). `--fail-rate
 0.1` fails that share of requests (429/500/timeout/truncated/junk mixed) and checks that every
 report completed and that no information table holds a snippet twice. One JSON line per size at
@@ -23,11 +27,13 @@ the end:
     python scripts/bench_scale.py --topics 1,4,16 --personas 3 --latency-ms 1000
     python scripts/bench_scale.py --topics 16 --fail-rate 0.1 --llm-timeout 5
     python scripts/bench_scale.py --topics 4 --in-process --address auto
+    python scripts/bench_scale.py --topics 1,16,64 --address auto --service --cluster-pid PID
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -69,6 +75,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--experts", type=int, default=None, help="Expert actors (default: raystorm's sizing)")
     p.add_argument("--cluster-pid", type=int, default=None, help="with --address on this machine: the pid of "
                    "`ray start --head --block`, whose descendants (the actors) are sampled too")
+    p.add_argument("--service", action="store_true", help="with --address: start `raystorm serve` once (its actors "
+                   "up before the first size; one endpoint for all sizes) and run every size on it")
     p.add_argument("--in-process", action="store_true", help="also run each size in process, topic by topic")
     p.add_argument("--only-in-process", action="store_true", help="only the in-process baseline")
     p.add_argument("--sample-s", type=float, default=0.5, help="RSS/CPU sampling period (default 0.5)")
@@ -190,66 +198,84 @@ class Sampler(threading.Thread):
                              for pids in [[p for p, n in self.names.items() if n == name]]}}
 
 
-def run_size(n: int, args, home: Path, base: Path, distributed: bool) -> dict:
-    label = "raystorm" if distributed else "raystorm-in-process"
-    work = base / f"{label}-{n}"
+class Endpoint:
+    """The stand-in endpoint of a run (or of the whole benchmark, with --service) and the flags that reach it."""
+
+    def __init__(self, args, log_path: Path):
+        self.latency = args.latency or f"fixed:{args.latency_ms:g}"
+        self.latency_s = (float(re.search(r"median=([\d.]+)", self.latency).group(1))
+                          if self.latency.startswith("lognormal") else float(self.latency.split(":")[1])) / 1000.0
+        timeout = args.llm_timeout or max(5.0, 3 * self.latency_s)
+        self.server = start_endpoint(latency=self.latency, max_concurrency=args.cap, fail_rate=args.fail_rate,
+                                     fail_mix=args.fail_mix, stall_s=timeout * 2, log_path=log_path,
+                                     host="0.0.0.0" if args.address else "127.0.0.1")
+        url = self.server.url  # on a cluster, actors on other nodes reach it at this machine's address
+        if args.address:
+            url = url.replace("127.0.0.1", socket.gethostbyname(socket.gethostname()))
+        self.flags = ["--llm", "standin", "--llm-base-url", url, "--llm-concurrency", str(args.cap),
+                      "--llm-timeout", f"{timeout:g}", "--llm-retries", str(args.llm_retries), "--no-llm-cache"]
+
+
+def plan_flags(args) -> list[str]:
+    return [f for flag, v in (("--writers", args.writers), ("--experts", args.experts)) if v for f in (flag, str(v))]
+
+
+def run_size(n: int, args, home: Path, base: Path, distributed: bool, shared: Endpoint | None = None) -> dict:
+    """One size through `raystorm report`; `shared`: the endpoint the --service was started with."""
+    label = ("raystorm (service)" if shared else "raystorm") if distributed else "raystorm-in-process"
+    work = base / f"{label.replace(' ', '-').replace('(', '').replace(')', '')}-{n}"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     topics = topic_list(n)
     (work / "topics.txt").write_text("\n".join(topics) + "\n")
-    latency = args.latency or f"fixed:{args.latency_ms:g}"
-    latency_s = (float(re.search(r"median=([\d.]+)", latency).group(1)) if latency.startswith("lognormal")
-                 else float(latency.split(":")[1])) / 1000.0
-    timeout = args.llm_timeout or max(5.0, 3 * latency_s)
-    endpoint = start_endpoint(latency=latency, max_concurrency=args.cap, fail_rate=args.fail_rate,
-                              fail_mix=args.fail_mix, stall_s=timeout * 2, log_path=work / "endpoint.jsonl",
-                              host="0.0.0.0" if args.address else "127.0.0.1")
-    url = endpoint.url  # on a cluster, actors on other nodes reach it at this machine's address
-    if args.address:
-        url = url.replace("127.0.0.1", socket.gethostbyname(socket.gethostname()))
+    endpoint = shared or Endpoint(args, work / "endpoint.jsonl")
+    seen = len(endpoint.server.requests())
     cmd = raystorm("report", "--topics", str(work / "topics.txt"), "-c", "example", "--data-dir", str(home),
                    "--out", str(work / "out"), "--personas", str(args.personas), "--turns", str(args.turns),
-                   "--llm", "standin", "--llm-base-url", url, "--llm-concurrency", str(args.cap),
-                   "--llm-timeout", f"{timeout:g}", "--llm-retries", str(args.llm_retries), "--no-llm-cache")
+                   *endpoint.flags)
     if distributed:
         cmd += ["--address", args.address] if args.address else ["--distributed"]
-        cmd += [f for flag, v in (("--writers", args.writers), ("--experts", args.experts)) if v
-                for f in (flag, str(v))]
+        if not shared:  # the service runs with the plan it was started with
+            cmd += plan_flags(args)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
-    started = time.perf_counter()
+    started, started_epoch = time.perf_counter(), time.time()
     ready_at: list[float] = []
     with (work / "stderr.txt").open("w") as err_file:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         sampler = Sampler(proc.pid, args.sample_s, cluster_pid=args.cluster_pid if distributed else None)
         sampler.start()
         for line in proc.stderr:
-            if not ready_at and re.search(r"\d+ writers and \d+ experts on", line):
+            if not ready_at and re.search(r"\d+ writers and \d+ experts on|using the report service", line):
                 ready_at.append(time.perf_counter())
             err_file.write(f"{time.perf_counter() - started:8.2f} {line}")
         rc = proc.wait()
-    wall = time.perf_counter() - started
+    wall, ended_epoch = time.perf_counter() - started, time.time()
     sampler.stop_event.set()
     sampler.join()
-    endpoint.stop()
-    log = endpoint.requests()
+    if not shared:
+        endpoint.server.stop()
+    log = endpoint.server.requests()[seen:]
     folders = [d for d in sorted((work / "out").iterdir()) if d.is_dir()] if (work / "out").exists() else []
     done = [d for d in folders if (d / "report.md").exists()]
     if rc != 0 or len(done) != n:
         tail = (work / "stderr.txt").read_text().splitlines()[-15:]
         raise SystemExit(f"{label} at {n} topics: exit {rc}, {len(done)} of {n} reports\n" + "\n".join(tail))
     chains, steps = zip(*(chain_of(d, args.turns) for d in done))
-    bound = max(chains) * latency_s
+    bound = max(chains) * endpoint.latency_s
+    first, last = (min(e["start"] for e in log), max(e["end"] for e in log)) if log else (started_epoch, started_epoch)
     duplicates = sum(duplicate_snippets(d) for d in done)
     outcomes: dict[str, int] = {}
     for e in log:
         outcomes[e["outcome"]] = outcomes.get(e["outcome"], 0) + 1
     return {"system": label, "topics": n, "personas": args.personas + 1, "turns": args.turns,
             "writers": args.writers, "experts": args.experts,
-            "latency": latency, "cap": args.cap, "fail_rate": args.fail_rate, "wall_s": round(wall, 2),
+            "latency": endpoint.latency, "cap": args.cap, "fail_rate": args.fail_rate, "wall_s": round(wall, 2),
             "startup_s": round(ready_at[0] - started, 2) if ready_at else None,
             "critical_path_calls": max(chains), "critical_path_s": round(bound, 2),
             "wall_over_bound": round(wall / bound, 3) if bound else None,
             "calls": len(log), "steps": sum(steps), "outcomes": outcomes, "peak_concurrency": peak_concurrency(log),
+            "llm_span_s": round(last - first, 2), "span_over_bound": round((last - first) / bound, 3) if bound else None,
+            "before_first_call_s": round(first - started_epoch, 2), "after_last_call_s": round(ended_epoch - last, 2),
             **sampler.summary(), "reports": len(done), "duplicate_snippets": duplicates,
             "loadavg": open("/proc/loadavg").read().split()[:3]}
 
@@ -266,6 +292,29 @@ def duplicate_snippets(folder: Path) -> int:
     return extra
 
 
+@contextlib.contextmanager
+def service(args, home: Path, base: Path):
+    """`raystorm serve` for the benchmark's collection, against one endpoint for every size; stopped after."""
+    if not args.address:
+        raise SystemExit("--service needs --address (a running cluster: `ray start --head`, then --address auto)")
+    endpoint = Endpoint(args, base / "endpoint.jsonl")
+    where = ["-c", "example", "--data-dir", str(home), "--address", args.address]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
+    started = time.perf_counter()
+    up = subprocess.run(raystorm("serve", *where, *endpoint.flags, *plan_flags(args)), cwd=ROOT, env=env,
+                        capture_output=True, text=True)
+    if up.returncode != 0:
+        endpoint.server.stop()
+        raise SystemExit(f"raystorm serve failed ({up.returncode}):\n{up.stderr[-2000:]}")
+    print(f"service up in {time.perf_counter() - started:.1f} s (not counted in the sizes' wall): "
+          f"{up.stdout.splitlines()[0]}", flush=True)
+    try:
+        yield endpoint
+    finally:
+        subprocess.run(raystorm("serve", *where, "--stop"), cwd=ROOT, env=env, capture_output=True)
+        endpoint.server.stop()
+
+
 def main() -> None:
     args = parse_args()
     sizes = [int(s) for s in args.topics.split(",") if s.strip()]  # none: only --plot
@@ -273,26 +322,30 @@ def main() -> None:
     base.mkdir(parents=True, exist_ok=True)
     home = base / "home"
     results = []
-    try:
+    shared = None
+    with contextlib.ExitStack() as stack:
+        if not args.keep:  # (first in, last out: after the service let go of the store)
+            stack.callback(shutil.rmtree, base, ignore_errors=True)
         if sizes:
             subprocess.run(raystorm("ingest", str(CORPUS), "--collection", "example", "--data-dir", str(home), "-q"),
                            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True, stdout=subprocess.DEVNULL)
         print(f"{os.cpu_count()} CPUs, load average {open('/proc/loadavg').read().split()[:3]}, "
               f"{args.personas + 1} personas x {args.turns} turns, cap {args.cap}", flush=True)
+        if args.service and sizes:
+            shared = stack.enter_context(service(args, home, base))
         for n in sizes:
             modes = ([False] if args.only_in_process else [True] + ([False] if args.in_process else []))
             for distributed in modes:
-                r = run_size(n, args, home, base, distributed)
+                r = run_size(n, args, home, base, distributed, shared if distributed else None)
                 results.append(r)
                 print(f"{r['system']:>20} {n:3d} topics: {r['wall_s']:8.1f} s wall ({r['startup_s']} s start-up), "
                       f"bound {r['critical_path_s']:.1f} s ({r['critical_path_calls']} calls) -> "
-                      f"{r['wall_over_bound']}x; {r['calls']} requests, peak {r['peak_concurrency']} in flight; "
+                      f"{r['wall_over_bound']}x; model calls span {r['llm_span_s']} s -> {r['span_over_bound']}x "
+                      f"({r['before_first_call_s']} s before the first, {r['after_last_call_s']} s after the last); "
+                      f"{r['calls']} requests, peak {r['peak_concurrency']} in flight; "
                       f"RSS driver {r['rss_mb']['driver']} MB, actor max {r['rss_mb']['actor_max']} MB "
                       f"({r['rss_mb']['actors']} actors, {r['rss_mb']['actors_total']} MB); "
                       f"CPU {r['cpu_s']}; duplicates {r['duplicate_snippets']}", flush=True)
-    finally:
-        if not args.keep:
-            shutil.rmtree(base, ignore_errors=True)
     for r in results:
         print(json.dumps(r))
     if args.results:
