@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 
 from agents.lm.nlp import TextToolkit
 from agents.storm.evidence import EvidenceSentence, similarity, without_topic_words
+from agents.storm.heading_filter import heading_features, passes_filter
 from agents.storm.outline_params import OUTLINE_PARAMS, OutlineParams
 from agents.storm.topicality import topical_sentences
 from agents.storm.lexicon import SECTION_TYPES, ArticleKind, article_kind, kind_fit, section_type
@@ -127,11 +128,7 @@ def plan_headings(topic: str, texts: Sequence[str | PassageText], nlp: TextToolk
     considered = [ConsideredHeading(heading=c.heading, features=f.tolist()) for c, f in zip(chosen, features)]
     keep = np.array([p.min_cohesion <= 0 or x >= p.min_cohesion for x in cohesion], dtype=bool)
     if p.heading_filter:
-        if len(p.heading_filter) != len(HEADING_FEATURES):
-            raise ValueError(f"heading_filter has {len(p.heading_filter)} coefficients, the features are "
-                             f"{len(HEADING_FEATURES)}: {', '.join(HEADING_FEATURES)}")
-        odds = features @ np.array(p.heading_filter, dtype=np.float64)
-        keep &= odds >= np.log(p.filter_threshold / (1 - p.filter_threshold))
+        keep &= passes_filter(features, p.heading_filter, p.filter_threshold)
     if chosen and not keep.any():  # some evidence always keeps a heading: the most cohesive
         keep[int(np.argmax(cohesion))] = True
     chosen = [c for c, k in zip(chosen, keep) if k]
@@ -208,29 +205,6 @@ def _cohesion(topic: str, chosen: list[Heading], sentences: list[EvidenceSentenc
     evidence went to it for want of a better heading."""
     return [float(similarity([sentences[i].text for i in c.evidence], [heading_text(c, topic, nlp)],
                              nlp).mean()) if c.evidence else 0.0 for c in chosen]
-
-
-HEADING_FEATURES = ("bias", "lexicon", "document", "entity", "phrase", "share", "log support", "cohesion",
-                    "log rank", "kind section", "kind fit", "name", "demonym", "words")
-# an adjective of a place or people ("American", "Icelandic", "Pakistani"): English word endings, not a list
-_DEMONYM = re.compile(r"^[A-Z][a-z]+(?:an|ese|ish|ic|i)$")
-
-
-def heading_features(chosen: list[Heading], cohesion: list[float], kind: ArticleKind, fit: float,
-                     sentences: int) -> np.ndarray:
-    """What `plan_headings` knows of each heading (`HEADING_FEATURES`): which source proposed it, its
-    share of the evidence and support, its cohesion, its rank by support, whether it is a usual section
-    of the article kind and how well the evidence fits that kind, whether it reads as a proper name or a
-    demonym, and its length in words. The learned filter's input."""
-    rows = []
-    for rank, (c, x) in enumerate(zip(chosen, cohesion)):
-        words = c.heading.split()
-        rows.append([1.0, c.source == "lexicon", c.source == "document", c.source == "entity",
-                     c.source == "phrase", c.support / max(sentences, 1), np.log1p(c.support), x, np.log1p(rank),
-                     c.heading in kind.sections, fit,
-                     len(words) > 1 and all(w[:1].isupper() for w in words) or c.source == "entity",
-                     len(words) == 1 and bool(_DEMONYM.match(c.heading)), len(words)])
-    return np.array(rows, dtype=np.float64).reshape(len(rows), len(HEADING_FEATURES))
 
 
 def _under_heading(sections: list[str], candidates: list[Heading], weight: float) -> np.ndarray:

@@ -16,7 +16,8 @@ import pytest
 
 from agents.storm import steps_outline
 from agents.storm.evidence import sentences_of
-from agents.storm.headings import HEADING_FEATURES, DocumentHeading, _phrase_headings, plan_headings
+from agents.storm.headings import DocumentHeading, _phrase_headings, plan_headings
+from agents.storm.heading_filter import HEADING_FEATURES
 from agents.storm.outline_params import OUTLINE_PARAMS, OutlineParams
 from agents.storm.lexicon import ARTICLE_KINDS
 from agents.storm.records import Outline
