@@ -37,7 +37,7 @@ from pydantic import BaseModel
 from actors.models import ModelRecipe
 from agents.lm.settings import LLMSettings
 from agents.storm.flow import Progress, ProgressEvent, ReportOptions, ReportSummary, run_table_name, run_topic
-from cluster.distributed_actors import ClusterPlan, ResearchCluster
+from cluster.distributed_actors import ClusterPlan, ResearchCluster, placement_line
 from cluster.ray_runtime import RayRuntime
 from cluster.runtime import connect
 from retrieval.config import StoreSettings
@@ -139,7 +139,7 @@ async def reports_distributed(topics: Sequence[str], *, store: StoreSettings, co
 
     def ready(run: ResearchCluster, placement: dict[str, list[str]]) -> None:
         if progress:
-            nodes = "; ".join(f"{node[:8]}: {', '.join(names)}" for node, names in sorted(placement.items()))
+            nodes = placement_line(placement)
             for topic in topics:
                 progress(ProgressEvent(topic=topic, stage="cluster", kind="note",
                                        detail=f"{len(run.writers)} writers and {len(run.experts)} experts "

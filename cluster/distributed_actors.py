@@ -55,6 +55,11 @@ class ClusterPlan(BaseModel):
                                 "insight_forge sub-questions (default: as many as report agents, at least 2)")
 
 
+def placement_line(placement: dict[str, list[str]]) -> str:
+    """Where the actors run (`ResearchCluster.wait_ready`'s answer), as one line: node: actors; ..."""
+    return "; ".join(f"{node[:8]}: {', '.join(names)}" for node, names in sorted(placement.items()))
+
+
 class ResearchCluster:
     """The actors of one distributed run: gateway, corpus/table owner, writers, experts."""
 

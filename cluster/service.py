@@ -21,8 +21,6 @@ does not grow with the topics it has written.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import itertools
 import time
 from collections.abc import Sequence
 
@@ -48,9 +46,6 @@ class ServiceSpec(BaseModel):
     store: dict = Field(description="StoreSettings, as JSON")
     collection: str
     llm: dict = Field(description="LLMSettings, as JSON (no secrets: keys come from the environment)")
-
-    def fingerprint(self) -> str:
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
 
     def differences(self, other: "ServiceSpec") -> list[str]:
         """The settings in which `other` differs from this one, named for the user."""
@@ -109,8 +104,7 @@ class ReportService:
         # a writer pool as large as the cluster allows (topics x personas is not known yet)
         self.cluster = ResearchCluster(store, spec.collection, llm, plan, personas_total=1 << 20,
                                        cache_dir=cache_dir, recipe=ModelRecipe.for_store(store))
-        self._runs = itertools.count(1)
-        self._opened = 0
+        self._opened = 0  # runs so far; the last one's number
         self._events: dict[int, list[str]] = {}
         self._in_flight: set[str] = set()
 
@@ -135,7 +129,8 @@ class ReportService:
             raise UsageError(f"the service is researching {', '.join(repr(t) for t in busy)} for another "
                              "client: wait for it, or give other topics")
         self._in_flight |= set(topics)
-        run = self._opened = next(self._runs)
+        self._opened += 1
+        run = self._opened
         self._events[run] = []
         return run
 

@@ -71,6 +71,7 @@ def _start(args: argparse.Namespace) -> int:
     from agents.lm.models import check_roles
     from agents.lm.settings import STORM_ROLES
     from cluster.commands.report import check_collection, service_spec
+    from cluster.distributed_actors import placement_line
     from cluster.distributed_args import plan_from_args
     from cluster.service import service_info, start_service
     from retrieval.config import data_home
@@ -85,9 +86,8 @@ def _start(args: argparse.Namespace) -> int:
     handle, placement = start_service(spec, plan, str(data_home(settings.data_dir) / "cache" / "llm"),
                                       env=llm.api_key_env())
     found = service_info(handle)
-    nodes = "; ".join(f"{node[:8]}: {', '.join(names)}" for node, names in sorted(placement.items()))
     print(found.line())
-    print(f"actors: {nodes}")
+    print(f"actors: {placement_line(placement)}")
     print(f"use it: raystorm report TOPIC -c {args.collection} --address {args.address or 'auto'} (with the same "
           f"--data-dir and --llm options); stop it: raystorm serve -c {args.collection} --address "
           f"{args.address or 'auto'} --stop")
