@@ -171,11 +171,11 @@ LEGACY = {"assign_threshold": 0.2, "kind_prior": 0.12, "preferred_prior": 0.04, 
           "dropped_sections": (), "entity_headings": 0, "entity_min_sources": 2, "entity_place": 0.0,
           "entity_min_share": 0.0,
           "kind_evidence": 0.5, "phrase_headings": 0, "topic_telling_share": 0.6, "topic_named_percentile": 25,
-          "topic_min_word": 4, "person_evidence": 0.0, "min_cohesion": 0.0}
+          "topic_min_word": 4, "person_evidence": 0.0, "min_cohesion": 0.0, "kind_claim": 1.0}
 # The defaults before the topicality rule and the phrase headings were CV parameters (held out: soft 0.693,
 # match recall 0.258, precision 0.386 with `--grid narrow --samples 70`).
 PREVIOUS = {"phrase_headings": 0, "topic_telling_share": 0.6, "topic_named_percentile": 25, "topic_min_word": 4,
-            "person_evidence": 0.0, "min_cohesion": 0.0}
+            "person_evidence": 0.0, "min_cohesion": 0.0, "kind_claim": 1.0}
 # The defaults the `corpus` grid chose (held out: soft 0.731, match recall 0.291, precision 0.434), before
 # the cohesion floor and the person evidence were CV parameters: the base of the `precision` grid's draws.
 CORPUS_CHOSEN = {"assign_threshold": 0.2, "kind_evidence": 0.75, "kind_prior": 0.12, "preferred_prior": 0.04,
@@ -222,6 +222,8 @@ GRIDS: dict[str, dict[str, list]] = {
         "person_evidence": [0.0, 0.1, 0.2, 0.3, 0.5],
         "sentences_per_heading": [4, 6],
         "max_headings": [12, 14],
+        # a usual section of the article kind also claims the sentences close to it (1.0: never)
+        "kind_claim": [1.0, 0.3, 0.35, 0.4],
     },
     "random": {
         "assign_threshold": [0.15, 0.2, 0.25, 0.3, 0.35],
@@ -247,7 +249,8 @@ GRIDS: dict[str, dict[str, list]] = {
 # a grid drawn on top of another's first draws: (base grid, its draws, the new axes' values in them, the values
 # of the other fields in all its draws: {} for the defaults of the time)
 EXTENDS = {"corpus": ("narrow", 70, PREVIOUS, {}),
-           "precision": ("corpus", 60, {"person_evidence": 0.0, "min_cohesion": 0.0}, CORPUS_CHOSEN)}
+           "precision": ("corpus", 60, {"person_evidence": 0.0, "min_cohesion": 0.0, "kind_claim": 1.0},
+                         CORPUS_CHOSEN)}
 
 
 # the grids are of the stage without the learned heading filter: `cross_validate_filter` learns one on top

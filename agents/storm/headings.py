@@ -10,7 +10,9 @@ Candidates come from these places, in order of preference:
 4. short key phrases of clusters of evidence that no candidate fits.
 
 Each usable evidence sentence goes to the candidate it is most similar to (when
-similar enough); a candidate with enough sentences becomes a heading. Lexicon
+similar enough); a candidate with enough sentences becomes a heading, and so does a
+usual section of the article kind with enough sentences close to it, even where
+other candidates took them (`kind_claim`). Lexicon
 sections that usually sit under another become its subsections. A heading may
 then have to pass a small logistic filter over what is known of it
 (`heading_features`), its coefficients chosen by cross-validation.
@@ -108,6 +110,12 @@ def plan_headings(topic: str, texts: Sequence[str | PassageText], nlp: TextToolk
         candidates[int(best[i])].evidence.append(int(i))
     need = max(p.min_support, int(np.ceil(p.min_share * len(sentences))))
     chosen = [c for c in candidates if len(c.evidence) >= need]
+    if p.kind_claim < 1:  # a usual section of the kind keeps the sentences close to it that others took
+        for j, c in enumerate(candidates):
+            close = np.flatnonzero(sim[:, j] >= p.kind_claim)
+            if c.heading in kind.sections and len(c.evidence) < need and len(close) >= need:
+                c.evidence = sorted(set(c.evidence) | {int(i) for i in close})
+                chosen.append(c)
     if len(chosen) < p.min_fitting:  # nothing fits: name the evidence by its own words
         chosen += _keyword_headings(topic, sentences, [i for i in range(len(sentences)) if not assigned[i]],
                                     need, nlp)

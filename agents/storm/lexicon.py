@@ -87,10 +87,24 @@ SECTION_TYPES: tuple[SectionType, ...] = (
     _s("Attendance", "how many people attended or took part, participants, visitors and waiting times"),
     _s("Incidents", "incidents that occurred: people were arrested, fell ill, were injured or caused disruption"),
     _s("Precedents", "earlier occasions of the same kind in the past that it followed or was compared with"),
+    # weather and natural disasters
+    _s("Meteorological history", "the storm formed, strengthened, moved across the sea, made landfall and weakened; "
+       "wind speeds, pressure and forecasts"),
+    _s("Preparations", "warnings were issued ahead of it; evacuations, shelters, closures and other preparations"),
+    # competitions and contests
+    _s("Format", "how the competition works: rounds, rules, scoring, qualification, promotion and relegation"),
+    _s("Participants", "the teams, clubs, contestants or candidates taking part; debuts, returns and withdrawals"),
+    _s("Results", "who won and the final placements, standings, scores and winners"),
+    _s("Awards", "prizes and special awards given: best player, top scorer, champion and runner-up"),
+    _s("Broadcasting", "television and streaming coverage, broadcast rights, sponsors and media partners"),
     # people
     _s("Early life", "born, childhood, parents, family and upbringing"),
     _s("Education", "studied at school and university, graduated with a degree"),
     _s("Career", "worked as, was appointed, professional career and positions held"),
+    _s("Club career", "played for the club, signed a contract, made his debut, scored goals, joined on loan",
+       parent="Career"),
+    _s("International career", "played for the national team, international caps, appearances and goals at "
+       "tournaments", parent="Career"),
     _s("Personal life", "married, partner, children, family life and private interests"),
     _s("Political views", "political opinions, ideology and public positions the person held"),
     _s("Activism", "campaigning and activism for a cause, protests and advocacy"),
@@ -195,12 +209,21 @@ ARTICLE_KINDS: tuple[ArticleKind, ...] = (
                 sections=("Background", "Event", "Explosion", "Attack", "Incident", "Casualties", "Damage",
                           "Economic impact", "Reactions", "Domestic reactions", "International reactions",
                           "Aftermath", "Investigation", "Responsibility", "Arrests and charges")),
+    ArticleKind(name="natural disaster", cue="a storm, cyclone, hurricane, flood, earthquake or wildfire: it formed "
+                "and struck, with winds, rainfall, warnings, evacuations, damage and deaths",
+                sections=("Background", "Meteorological history", "Preparations", "Impact", "Casualties", "Damage",
+                          "Economic impact", "Rescue and relief", "Aftermath", "Reactions")),
+    ArticleKind(name="competition", cue="a sports league, tournament, championship, pageant or contest: clubs or "
+                "contestants compete for a title, with results, winners and awards",
+                sections=("Background", "History", "Format", "Participants", "Results", "Awards", "Broadcasting",
+                          "Controversies")),
     ArticleKind(name="public occasion", cue="a public ceremony, state funeral, procession, queue or gathering "
                 "attended by crowds of people",
                 sections=("Background", "Precedents", "Route", "Organisation", "Security", "Attendance",
                           "Public response", "Media coverage", "Incidents", "Aftermath")),
     ArticleKind(name="person", cue="the life of a person: born, educated, worked as, married, died",
-                sections=("Early life", "Education", "Career", "Political views", "Activism", "Personal life",
+                sections=("Early life", "Education", "Career", "Club career", "International career",
+                          "Political views", "Activism", "Personal life",
                           "Death", "Killing", "Investigation", "Reactions", "Funeral", "Legacy",
                           "Honours and awards")),
     ArticleKind(name="legal case", cue="a court case or legal dispute: a judge ruled on an application, "
@@ -281,6 +304,25 @@ def person_share(texts: Sequence[str]) -> float:
     return sum(bool(_HE_OR_SHE.search(t)) for t in texts) / len(texts) if texts else 0.0
 
 
+_DISAMBIGUATOR = re.compile(r"^(?P<name>.+?)\s*\((?P<what>[^()]*\b[a-z]{3,}[^()]*)\)\s*$")
+
+
+def kind_words(topic: str) -> str:
+    """What a topic's own words say of its kind: an encyclopedia title's disambiguator when it names a
+    class ("Takeoff (rapper)" → "rapper", "Sardar (2022 film)" → "2022 film"), else the whole topic
+    ("Liga 1 (Indonesia)": a place that qualifies the name, not what it is)."""
+    m = _DISAMBIGUATOR.match(topic.strip())
+    return m.group("what") if m else topic
+
+
+# what a person's article title says of them in its disambiguator ("Takeoff (rapper)")
+_PERSON_CLASSES = "a singer, rapper, musician, actor, actress, athlete, footballer, politician, writer or journalist"
+
+
+def _class_text(kind: ArticleKind) -> str:
+    return f"{kind.name}: {_PERSON_CLASSES}" if kind.name == PERSON_KIND else kind_text(kind)
+
+
 def article_kind(topic: str, texts: Sequence[str], nlp: TextToolkit, evidence_weight: float = 0.5,
                  person_weight: float = 0.0) -> ArticleKind:
     """The article kind whose description best fits the topic (and the evidence, if any, weighted
@@ -288,8 +330,9 @@ def article_kind(topic: str, texts: Sequence[str], nlp: TextToolkit, evidence_we
     gains that weight times `person_share` of the evidence: a singer's evidence is about songs and an
     actress's about films, but both are told of a "she"."""
     kinds = [kind_text(k) for k in ARTICLE_KINDS]
-    score = similarity([topic], kinds, nlp)[0]
-    if texts:
+    named = kind_words(topic)
+    score = similarity([named], kinds if named == topic else [_class_text(k) for k in ARTICLE_KINDS], nlp)[0]
+    if texts and named == topic:  # a title that names its class is not second-guessed by the evidence
         centroid = vectors(list(texts), nlp, kinds).mean(axis=0)
         centroid /= max(float(np.linalg.norm(centroid)), 1e-9)
         fit = (vectors(kinds, nlp, texts) @ centroid if nlp.has_embeddings
