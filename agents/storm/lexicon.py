@@ -328,7 +328,8 @@ def article_kind(topic: str, texts: Sequence[str], nlp: TextToolkit, evidence_we
     """The article kind whose description best fits the topic (and the evidence, if any, weighted
     `evidence_weight` against the topic's own words). With `person_weight`, the kind "person" also
     gains that weight times `person_share` of the evidence: a singer's evidence is about songs and an
-    actress's about films, but both are told of a "she"."""
+    actress's about films, but both are told of a "she". A title that names its class in brackets
+    (`kind_words`) decides alone."""
     kinds = [kind_text(k) for k in ARTICLE_KINDS]
     named = kind_words(topic)
     score = similarity([named], kinds if named == topic else [_class_text(k) for k in ARTICLE_KINDS], nlp)[0]
