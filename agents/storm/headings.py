@@ -112,8 +112,10 @@ def plan_headings(topic: str, texts: Sequence[str | PassageText], nlp: TextToolk
     chosen = [c for c in candidates if len(c.evidence) >= need]
     if p.kind_claim < 1:  # a usual section of the kind keeps the sentences close to it that others took
         for j, c in enumerate(candidates):
+            if c.heading not in kind.sections or len(c.evidence) >= need:
+                continue
             close = np.flatnonzero(sim[:, j] >= p.kind_claim)
-            if c.heading in kind.sections and len(c.evidence) < need and len(close) >= need:
+            if len(close) >= need:
                 c.evidence = sorted(set(c.evidence) | {int(i) for i in close})
                 chosen.append(c)
     if len(chosen) < p.min_fitting:  # nothing fits: name the evidence by its own words

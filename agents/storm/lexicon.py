@@ -304,7 +304,7 @@ def person_share(texts: Sequence[str]) -> float:
     return sum(bool(_HE_OR_SHE.search(t)) for t in texts) / len(texts) if texts else 0.0
 
 
-_DISAMBIGUATOR = re.compile(r"^(?P<name>.+?)\s*\((?P<what>[^()]*\b[a-z]{3,}[^()]*)\)\s*$")
+_DISAMBIGUATOR = re.compile(r"^.+?\s*\((?P<what>[^()]*\b[a-z]{3,}[^()]*)\)\s*$")
 
 
 def kind_words(topic: str) -> str:
@@ -332,8 +332,11 @@ def article_kind(topic: str, texts: Sequence[str], nlp: TextToolkit, evidence_we
     (`kind_words`) decides alone."""
     kinds = [kind_text(k) for k in ARTICLE_KINDS]
     named = kind_words(topic)
-    score = similarity([named], kinds if named == topic else [_class_text(k) for k in ARTICLE_KINDS], nlp)[0]
-    if texts and named == topic:  # a title that names its class is not second-guessed by the evidence
+    if named != topic:  # a title that names its class is not second-guessed by the evidence
+        score = similarity([named], [_class_text(k) for k in ARTICLE_KINDS], nlp)[0]
+        return ARTICLE_KINDS[int(np.argmax(np.round(score, 6)))]
+    score = similarity([topic], kinds, nlp)[0]
+    if texts:
         centroid = vectors(list(texts), nlp, kinds).mean(axis=0)
         centroid /= max(float(np.linalg.norm(centroid)), 1e-9)
         fit = (vectors(kinds, nlp, texts) @ centroid if nlp.has_embeddings
