@@ -86,6 +86,24 @@ def test_a_fold_is_scored_with_the_setting_chosen_on_the_other_folds(cv):
     assert results[1]["setting"] == {"max_headings": 3}  # trained on "x" alone
 
 
+def test_repeated_cv_runs_each_fold_split_and_scores_every_article_once(cv):
+    names = [f"article {i}" for i in range(10)]
+    table = [{n: _row(0.1 * (i % 3), 0.2 + 0.05 * i) for i, n in enumerate(names)}]  # one setting
+    splits = []
+
+    def run(folds):
+        splits.append(folds)
+        return cv.cross_validate(table, [{}], names, folds, 0.5)
+    figures = cv.held_out_over_splits(names, 5, [0, 1, 2], run)
+    assert splits == [cv.folds_by_article(names, 5, seed) for seed in (0, 1, 2)]
+    assert len({tuple(map(tuple, f)) for f in splits}) == 3
+    # one setting: whatever the split, each article is held out once, so the figures are the table's means
+    assert [f["seed"] for f in figures] == [0, 1, 2]
+    for f in figures:
+        assert f["recall"] == pytest.approx(cv.mean(list(table[0].values()), "recall"))
+        assert f["precision"] == pytest.approx(cv.mean(list(table[0].values()), "precision"))
+
+
 def test_precision_below_the_floor_costs_recall(cv):
     assert cv.objective([_row(0.4, 0.6)], 0.5) == pytest.approx(0.4)
     assert cv.objective([_row(0.4, 0.3)], 0.5) == pytest.approx(0.4 - cv.PRECISION_WEIGHT * 0.2)
