@@ -21,13 +21,12 @@ class OutlineParams(BaseModel):
     (`heading_filter`, `filter_threshold`) was fitted on the headings its plans considered. In-sample:
     soft recall 0.699, heading match recall 0.328, precision 0.506; chosen on 4 folds (the setting, the
     filter's coefficients and threshold) and scored on the 5th: soft 0.726 -> 0.711, match recall
-    0.310 -> 0.325, precision 0.452 -> 0.491 (without -> with the filter). Other fold splits
-    (`--seed 1/2/3`): held out 0.318 / 0.483, 0.304 / 0.490, 0.308 / 0.492. `kind_claim` adds held-out
+    0.310 -> 0.325, precision 0.452 -> 0.491 (without -> with the filter). Over four fold
+    splits (`--repeats 4`): held out 0.313 ± 0.010 / 0.489 ± 0.004. `kind_claim` adds held-out
     recall (`--ablate kind_claim=1.0`: 0.304 / 0.463 without the filter, against 0.310 / 0.452).
     Round 21 also gave the lexicon the usual layouts of storms and other natural disasters, of
     competitions and of footballers' careers, and read a title's disambiguator ("Takeoff (rapper)") as
-    the article kind;
-    before (the same command): held out 0.676 / 0.274 / 0.482 with the filter. Those lexicon entries
+    the article kind; before (the same command): held out 0.676 / 0.274 / 0.482 with the filter. Those lexicon entries
     were written after reading the dev articles' headings, so the CV cannot vouch for them as it does
     for the numbers. Tried and dropped: keeping other kinds' sections as candidates for the sentences but
     not as headings (0.306 / 0.484 over four fold splits, against 0.314 / 0.489), a tighter precision
