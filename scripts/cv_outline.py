@@ -4,7 +4,8 @@
 For each FreshWiki article, once (cached under --work): its research corpus (the shared
 `freshwiki_corpus.py`: the article's structure hidden), ingested into an embedded Qdrant
 store, and the research stage of a report (personas and writer-expert conversations with the
-extractive model, the article's own URL excluded), kept as `research/NAME.json`. Then only the
+extractive model, then the survey: one search for the topic itself; the article's own URL excluded),
+kept as `research/NAME.json`. Then only the
 outline stage runs, for every setting of `OutlineParams` in a grid, and its outline is scored
 with the shared `outline_metrics.py` definitions (heading soft recall, heading match recall and
 precision).
@@ -62,13 +63,19 @@ def build_corpus(article: Path, work: Path, tools: Path) -> Path:
     return corpus
 
 
-async def _research(topic: str, corpus: Path, collection: str, exclude: list[str], home: Path):
-    """Personas and conversations as `raystorm report` runs them (extractive model, defaults 3 and 3)."""
+async def _research(topic: str, corpus: Path, collection: str, exclude: list[str], home: Path,
+                    conversations: list | None = None):
+    """Personas, conversations and the survey (`stages.survey_topic`) as `raystorm report` runs them
+    (extractive model, its defaults); with `conversations` (research cached before the survey), the
+    survey only."""
     from agents.lm.extractive import ExtractiveModel
     from agents.lm.nlp import TextToolkit
+    from agents.runtime import StageContext
     from agents.storm.conversation import run_conversation
+    from agents.storm.options import SURVEY_PASSAGES
     from agents.storm.persona import find_personas
     from agents.storm.records import ConversationLog
+    from agents.storm.stages import SurveyArgs, survey_topic
     from retrieval.config import StoreSettings
     from retrieval.ingest import Ingestor
     from retrieval.search import AsyncCorpus, Corpus
@@ -80,26 +87,36 @@ async def _research(topic: str, corpus: Path, collection: str, exclude: list[str
         retriever = AsyncCorpus(Corpus(settings, collection, store=ingestor.store, dense=ingestor.dense,
                                        sparse=ingestor.sparse))
         models = ExtractiveModel(TextToolkit(embed=ingestor.dense.embed))
-        plan = await find_personas(topic, models, retriever, max_personas=3, questions_per_persona=3,
-                                   exclude_urls=exclude)
-        conversations = [await run_conversation(topic, p, models, retriever, max_turns=3, search_k=8,
-                                                exclude_urls=exclude) for p in plan.personas]
+        if conversations is None:
+            plan = await find_personas(topic, models, retriever, max_personas=3, questions_per_persona=3,
+                                       exclude_urls=exclude)
+            conversations = [await run_conversation(topic, p, models, retriever, max_turns=3, search_k=8,
+                                                    exclude_urls=exclude) for p in plan.personas]
+        survey = await survey_topic(SurveyArgs(topic=topic, k=SURVEY_PASSAGES, exclude_urls=exclude),
+                                    StageContext(models, retriever))
         retriever._pool.shutdown(wait=True)
-        return ConversationLog(conversations=conversations)
+        return ConversationLog(conversations=conversations, survey=survey)
     finally:
         ingestor.store.close()
 
 
 def research(article: Path, work: Path, tools: Path) -> dict:
-    """{'topic', 'gold' (headings), 'log' (ConversationLog JSON)}, computed once."""
+    """{'topic', 'gold' (headings), 'log' (ConversationLog JSON), 'survey_k'}, computed once (research
+    cached with another `survey_k` gets the survey anew, its conversations kept)."""
+    from agents.storm.options import SURVEY_PASSAGES
+    from agents.storm.records import Conversation
+
     cached = work / "research" / f"{article.stem}.json"
-    if cached.is_file():
-        return json.loads(cached.read_text())
+    known = json.loads(cached.read_text()) if cached.is_file() else None
+    if known is not None and known.get("survey_k") == SURVEY_PASSAGES:
+        return known
     corpus = build_corpus(article, work, tools)
     gold = json.loads((corpus / "gold_outline.json").read_text())
     collection = "fw-" + re.sub(r"[^a-z0-9]+", "-", article.stem.lower()).strip("-")[:40]
-    log = asyncio.run(_research(gold["topic"], corpus, collection, [gold["url"]], work / "home"))
-    out = {"topic": gold["topic"], "gold": [h["heading"] for h in gold["headings"]], "log": log.model_dump()}
+    held = None if known is None else [Conversation.model_validate(c) for c in known["log"]["conversations"]]
+    log = asyncio.run(_research(gold["topic"], corpus, collection, [gold["url"]], work / "home", held))
+    out = {"topic": gold["topic"], "gold": [h["heading"] for h in gold["headings"]], "log": log.model_dump(),
+           "survey_k": SURVEY_PASSAGES}
     cached.parent.mkdir(parents=True, exist_ok=True)
     cached.write_text(json.dumps(out))
     return out
@@ -199,13 +216,16 @@ class PlanRecorder:
 PLANS: PlanRecorder | None = None
 
 
-def code_version() -> str:
-    """A hash of the outline stage's code: cached scores are reused only while it is unchanged."""
+def code_version(research: dict[str, dict]) -> str:
+    """A hash of the outline stage's code and of what it reads (the cached research): cached scores are
+    reused only while both are unchanged."""
     import hashlib
 
     parts = ["agents/storm/headings.py", "agents/storm/lexicon.py", "agents/storm/topicality.py",
-             "agents/storm/steps_outline.py", "agents/storm/evidence.py", "agents/storm/outline.py"]
-    return hashlib.sha256(b"".join((ROOT / p).read_bytes() for p in parts)).hexdigest()[:12]
+             "agents/storm/steps_outline.py", "agents/storm/evidence.py", "agents/storm/outline.py",
+             "agents/storm/stages.py"]
+    inputs = json.dumps(research, sort_keys=True).encode()
+    return hashlib.sha256(b"".join((ROOT / p).read_bytes() for p in parts) + inputs).hexdigest()[:12]
 
 
 def score(article: Article, params, nlp, metric, emb) -> dict:
@@ -287,7 +307,7 @@ def main() -> int:
     settings_list = grid(args.grid, args.samples, seed=0)  # the same draws whatever the fold split
     started = time.monotonic()
     # scores of each setting on each article, kept across runs while the outline code is unchanged
-    store = args.work / "scores" / f"{code_version()}.jsonl"
+    store = args.work / "scores" / f"{code_version(cached)}.jsonl"
     store.parent.mkdir(parents=True, exist_ok=True)
     cache: dict[str, dict] = {}
     if store.is_file():

@@ -22,13 +22,14 @@ from pydantic import BaseModel
 from agents.storm.article import article_text, cited_indices
 from agents.storm.outline import outline_text, parse_outline
 from agents.storm.persona import PersonaPlan
-from agents.storm.records import Article, ArticleSection, Citation, Conversation, ConversationLog, Outline
+from agents.storm.records import (Article, ArticleSection, Citation, Conversation, ConversationLog, Outline,
+                                  SearchResult)
 from retrieval.snippets import InfoEntry, Snippet
 
 STAGES = ("personas", "conversations", "outline", "article", "polish")
 FILES = {
     "personas": ("personas.json",),
-    "conversations": ("conversation_log.json", "raw_search_results.json"),
+    "conversations": ("conversation_log.json", "raw_search_results.json", "survey_results.json"),
     "outline": ("direct_gen_outline.txt", "storm_gen_outline.txt"),
     "article": ("storm_gen_article.txt", "url_to_info.json"),
     "polish": ("storm_gen_article_polished.txt", "report.md"),
@@ -99,10 +100,13 @@ class RunFiles:
         _write(self.path("raw_search_results.json"), _json(url_to_info_json(table)))
         _write(self.path("conversation_log.json"),
                _json([c.model_dump(mode="json") for c in log.conversations]))
+        _write(self.path("survey_results.json"), _json([r.model_dump(mode="json") for r in log.survey]))
 
     def read_conversations(self) -> ConversationLog:
         data = json.loads(self.path("conversation_log.json").read_text(encoding="utf-8"))
-        return ConversationLog(conversations=[Conversation.model_validate(c) for c in data])
+        survey = json.loads(self.path("survey_results.json").read_text(encoding="utf-8"))
+        return ConversationLog(conversations=[Conversation.model_validate(c) for c in data],
+                               survey=[SearchResult.model_validate(r) for r in survey])
 
     # --- outline -------------------------------------------------------------------------------
 

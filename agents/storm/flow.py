@@ -1,8 +1,9 @@
 """A STORM report's stage order, written once: `run_topic(topic, runtime, out_dir, ...)`.
 
 1. personas       `plan_personas`       → PersonaPlan
-2. conversations  `runtime.converse`    → ConversationLog (all personas at once)
-   (then every answer's sources go into the information table, idempotently)
+2. conversations  `runtime.converse`    → ConversationLog (all personas at once), then `survey_topic`
+                  (one search for the topic itself); every search result goes into the information
+                  table, idempotently
 3. outline        `make_outline`        → OutlinePair (draft from the topic, refined from the research;
                   the draft, `make_draft`, is made while the conversations run)
 4. article        `write_one_section`   → Article (sections at once, one citation index);
@@ -39,17 +40,19 @@ from agents.storm.options import ReportOptions, ReportSummary  # noqa: F401  (re
 from agents.storm.checkpoints import Checkpoints, StageFailed, fingerprint, models_key
 from agents.report.flow import react_article
 from agents.storm.persona import PersonaPlan
-from agents.storm.records import Article, Conversation, ConversationLog, Outline, Persona
+from agents.storm.records import Article, Conversation, ConversationLog, Outline, Persona, SearchResult
 from agents.storm.stages import (
     FinishArgs,
     OutlineArgs,
     OutlinePair,
     PersonasArgs,
     SectionArgs,
+    SurveyArgs,
     finish_article,
     make_draft,
     make_outline,
     plan_personas,
+    survey_topic,
     table_sources,
     write_one_section,
 )
@@ -172,9 +175,18 @@ async def _stages(topic: str, runtime: Runtime, files: RunFiles, points: Checkpo
                 finished, len(plan.personas))
             return conv
 
-        return ConversationLog(conversations=list(await asyncio.gather(*(one(p) for p in plan.personas))))
+        async def survey() -> list[SearchResult]:
+            if not o.survey_k:
+                return []
+            found = await runtime.stage("conversations", survey_topic, SurveyArgs(
+                topic=topic, k=o.survey_k, exclude_urls=o.exclude_urls))
+            say("conversations", f"survey: {len(found)} passages found by the topic itself")
+            return found
 
-    print_ = fingerprint(print_, "conversations", spec.model_dump())
+        *held, found = await asyncio.gather(*(one(p) for p in plan.personas), survey())
+        return ConversationLog(conversations=held, survey=found)
+
+    print_ = fingerprint(print_, "conversations", spec.model_dump(), o.survey_k)
     # STORM drafts its outline from the topic alone, so that call runs while the personas converse
     # (one model call off every report's critical path); unless both stages' files still hold
     outline_print = fingerprint(print_, "outline")

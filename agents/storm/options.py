@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 SECTION_SNIPPETS = 10  # snippets a section is written from
+SURVEY_PASSAGES = 40  # a search for the topic itself, beside the conversations (`stages.survey_topic`)
 
 
 class ReportOptions(BaseModel):
@@ -16,6 +17,8 @@ class ReportOptions(BaseModel):
     personas: int = Field(3, ge=0, description="personas besides the basic fact writer")
     turns: int = Field(3, ge=1, description="questions per conversation")
     search_k: int = Field(8, ge=1, description="passages per search query")
+    survey_k: int = Field(SURVEY_PASSAGES, ge=0, description="passages of one search for the topic itself that "
+                          "join the information table after the conversations (0: none)")
     section_k: int = Field(SECTION_SNIPPETS, ge=1, description="snippets a section is written from")
     exclude_urls: list[str] = Field(default_factory=list, description="never retrieved (e.g. the ground truth)")
     polish: bool = Field(True, description="remove repeated sentences after writing")

@@ -93,6 +93,9 @@ class Conversation(BaseModel):
 
 class ConversationLog(BaseModel):
     conversations: list[Conversation]
+    survey: list[SearchResult] = Field(default_factory=list, description="the results of one search for the "
+                                       "topic itself (`ReportOptions.survey_k`): what the sources say of it as a "
+                                       "whole, whatever the personas asked; they join the information table")
 
     def sources(self) -> list[Snippet]:
         """Every answer's sources (the results it cites), in conversation order."""
@@ -108,7 +111,7 @@ class ConversationLog(BaseModel):
         return ConversationLog(conversations=[
             c.model_copy(update={"dlg_turns": [t.model_copy(update={"search_results": [], "cited": []})
                                                for t in c.dlg_turns]})
-            for c in self.conversations])
+            for c in self.conversations], survey=[])
 
 
 class RelatedDocument(BaseModel):

@@ -16,7 +16,8 @@ from agents.runtime import StageArgs, StageContext
 from agents.storm.article import SectionDraft, polish, write_lead, write_section
 from agents.storm.outline import draft_outline, refine_outline
 from agents.storm.persona import PersonaPlan, find_personas
-from agents.storm.records import Article, ConversationLog, Outline
+from agents.storm.records import Article, ConversationLog, Outline, SearchResult
+from retrieval.query import SearchFilter
 from retrieval.snippets import Snippet
 
 
@@ -29,6 +30,22 @@ class PersonasArgs(StageArgs):
 async def plan_personas(args: PersonasArgs, ctx: StageContext) -> PersonaPlan:
     return await find_personas(args.topic, ctx.models, ctx.retriever, max_personas=args.max_personas,
                                questions_per_persona=args.questions_per_persona, exclude_urls=args.exclude_urls)
+
+
+class SurveyArgs(StageArgs):
+    k: int = Field(ge=1, description="passages")
+    exclude_urls: list[str] = Field(default_factory=list)
+
+
+async def survey_topic(args: SurveyArgs, ctx: StageContext) -> list[SearchResult]:
+    """One search for the topic itself: the passages most about it, whatever the personas asked. The
+    conversations read a part of the sources (55% of a FreshWiki corpus's documents; with 40 passages
+    of survey, 84%); the extractive outline counts how much of the evidence each section would hold,
+    and a wider read counts better (`scripts/cv_outline.py`: held-out heading match recall 0.313 ->
+    0.344, precision 0.489 -> 0.508)."""
+    flt = SearchFilter(exclude_urls=args.exclude_urls) if args.exclude_urls else None
+    hits = await ctx.retriever.search(args.topic, k=args.k, flt=flt)
+    return [SearchResult.from_snippet(Snippet.from_passage(h.passage)) for h in hits]
 
 
 class OutlineArgs(StageArgs):
@@ -82,5 +99,7 @@ async def finish_article(args: FinishArgs, ctx: StageContext) -> Article:
 
 def table_sources(log: ConversationLog) -> list[Snippet]:
     """What goes into the information table: every search result of every turn, as in STORM (the
-    section writers judge what fits; a turn the expert could not answer still searched the right place)."""
-    return [r.to_snippet() for c in log.conversations for t in c.dlg_turns for r in t.search_results]
+    section writers judge what fits; a turn the expert could not answer still searched the right place),
+    then the survey's (`survey_topic`)."""
+    return [r.to_snippet() for c in log.conversations for t in c.dlg_turns for r in t.search_results] + [
+        r.to_snippet() for r in log.survey]

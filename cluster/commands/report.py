@@ -13,11 +13,12 @@ from cluster.commands.common import (add_store_arguments, collection_name, count
                                      store_settings)
 
 # Beyond these a run gets no better, only longer (STORM's own defaults are 3 and 3): refused, not capped silently.
-MAX_PERSONAS, MAX_TURNS, MAX_SEARCH_K = 20, 20, 100
+MAX_PERSONAS, MAX_TURNS, MAX_SEARCH_K, MAX_SURVEY_K = 20, 20, 100, 500
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     from agents.lm.arguments import add_llm_arguments
+    from agents.storm.options import SURVEY_PASSAGES
     from cluster.distributed_args import add_cluster_arguments
 
     p = sub.add_parser(
@@ -41,6 +42,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help=f"questions per conversation (default 3, at most {MAX_TURNS})")
     out.add_argument("--search-k", type=count(1, MAX_SEARCH_K), default=8, metavar="K",
                      help=f"passages per search query (default 8, at most {MAX_SEARCH_K})")
+    out.add_argument("--survey-k", type=count(0, MAX_SURVEY_K), default=SURVEY_PASSAGES, metavar="K",
+                     help=f"after the conversations, one search for the topic itself adds this many passages "
+                          f"to the research table: the outline reads more of the corpus than the personas asked "
+                          f"about (default {SURVEY_PASSAGES}, 0: none, at most {MAX_SURVEY_K})")
     out.add_argument("--exclude-url", action="append", default=[], metavar="URL",
                      help="never retrieve this URL (repeatable; e.g. the ground truth in an evaluation)")
     out.add_argument("--no-polish", action="store_true", help="keep sentences that repeat earlier ones")
@@ -226,7 +231,7 @@ async def _run_distributed(args, topics, settings, collection, llm, options, out
 def report_options(args: argparse.Namespace, collection: str):
     from agents.storm.options import ReportOptions
 
-    return ReportOptions(personas=args.personas, turns=args.turns, search_k=args.search_k,
+    return ReportOptions(personas=args.personas, turns=args.turns, search_k=args.search_k, survey_k=args.survey_k,
                          exclude_urls=args.exclude_url, polish=not args.no_polish, force=args.force,
                          writer=args.writer, react_min_calls=args.react_min_calls,
                          react_max_calls=args.react_max_calls, where=f"collection '{collection}'")

@@ -15,6 +15,7 @@ from agents.lm.usage import CURRENT_TOPIC, UsageLedger, UsageRecord
 from agents.storm.artifacts import CALL_HISTORY, STAGES, RunFiles
 from agents.storm.checkpoints import CHECKPOINTS
 from cluster.cli import main
+from retrieval.query import SearchFilter
 
 
 def test_calls_made_at_once_for_two_topics_are_told_apart():
@@ -136,3 +137,26 @@ def test_the_draft_outline_is_made_while_the_personas_converse(parts, tmp_path):
     again = Recording(parts.nlp)
     summary = parts.report(FLOOD, tmp_path, again, personas=1, turns=2)
     assert "outline" in summary.reused and ("start", "storm.outline.draft") not in again.events
+
+
+def test_the_survey_puts_the_passages_found_by_the_topic_itself_in_the_table(parts, tmp_path):
+    excluded = asyncio.run(parts.retriever.search(FLOOD, k=1))[0].passage.url
+    expected = asyncio.run(parts.retriever.search(FLOOD, k=8, flt=SearchFilter(exclude_urls=[excluded])))
+    bare = parts.report(FLOOD, tmp_path / "bare", parts.extractive(), personas=1, turns=1, survey_k=0)
+    wide = parts.report(FLOOD, tmp_path / "wide", parts.extractive(), personas=1, turns=1, survey_k=8,
+                        exclude_urls=[excluded])
+    files = RunFiles(tmp_path / "wide", FLOOD)
+    survey = json.loads(files.path("survey_results.json").read_text())
+    # the search for the topic, never the excluded source, in its order
+    assert [r["passage_id"] for r in survey] == [h.passage.passage_id for h in expected] and len(survey) == 8
+    table = json.loads(files.path("raw_search_results.json").read_text())
+    assert {r["url"] for r in survey} <= set(table) and excluded not in table
+    assert json.loads(RunFiles(tmp_path / "bare", FLOOD).path("survey_results.json").read_text()) == []
+    # the survey is part of the conversations' checkpoint: read back as written, redone when k changes
+    again = parts.report(FLOOD, tmp_path / "wide", parts.extractive(), personas=1, turns=1, survey_k=8,
+                         exclude_urls=[excluded])
+    assert "conversations" in again.reused and again.sources == wide.sources
+    other = parts.report(FLOOD, tmp_path / "wide", parts.extractive(), personas=1, turns=1, survey_k=3,
+                         exclude_urls=[excluded])
+    assert "conversations" not in other.reused and "personas" in other.reused
+    assert len(json.loads(files.path("survey_results.json").read_text())) <= 3
