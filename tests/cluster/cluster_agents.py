@@ -164,8 +164,9 @@ def refined_headings(listed: str) -> list[str]:
 
 
 def flaky_llm_client(fail_every: int) -> "httpx.AsyncClient":
-    """An OpenAI-compatible endpoint, at the HTTP layer, for the outline steps: it fails (HTTP 503)
-    every `fail_every`-th request it receives and answers the others like a plain model would: the
+    """An OpenAI-compatible endpoint, at the HTTP layer, for the outline steps: of each request (by its
+    body), it fails (HTTP 503) the first and every `fail_every`-th after, so every call needs a retry
+    however calls from several topics interleave, and answers the others like a plain model would: the
     draft is the usual sections of such an article, the refined outline the first source-document
     headings the request lists."""
     import itertools
@@ -178,6 +179,7 @@ def flaky_llm_client(fail_every: int) -> "httpx.AsyncClient":
     from agents.storm.steps_outline import DraftOutline, DraftOutlineInput
 
     counter = itertools.count(1)
+    seen: dict[bytes, int] = {}  # times each request body was received
     nlp = TextToolkit()
 
     def answer(body: dict) -> str:
@@ -195,7 +197,8 @@ def flaky_llm_client(fail_every: int) -> "httpx.AsyncClient":
 
     async def handle(request: httpx.Request) -> httpx.Response:
         n = next(counter)
-        if fail_every == 1 or n % fail_every == 1:
+        seen[request.content] = times = seen.get(request.content, 0) + 1
+        if fail_every == 1 or times % fail_every == 1:
             return httpx.Response(503, json={"error": {"message": "overloaded, try again"}})
         body = json.loads(request.content)
         return httpx.Response(200, json={
