@@ -222,8 +222,7 @@ def code_version(research: dict[str, dict]) -> str:
     import hashlib
 
     parts = ["agents/storm/headings.py", "agents/storm/lexicon.py", "agents/storm/topicality.py",
-             "agents/storm/steps_outline.py", "agents/storm/evidence.py", "agents/storm/outline.py",
-             "agents/storm/stages.py"]
+             "agents/storm/steps_outline.py", "agents/storm/evidence.py", "agents/storm/outline.py"]
     inputs = json.dumps(research, sort_keys=True).encode()
     return hashlib.sha256(b"".join((ROOT / p).read_bytes() for p in parts) + inputs).hexdigest()[:12]
 
