@@ -11,6 +11,7 @@ from agents.lm.steps import Step
 from agents.storm.evidence import similarity
 from agents.storm.headings import DocumentHeading, plan_headings
 from agents.storm.lexicon import ARTICLE_KINDS, section_type
+from agents.storm.outline_params import RESEARCH_PLAN_PARAMS
 from agents.storm.records import Persona, RelatedDocument
 from retrieval.documents import PassageText
 
@@ -65,7 +66,7 @@ Use only aspects the excerpts can speak to. If the excerpts say nothing about th
         plan = plan_headings(inp.topic, inp.excerpts, nlp,
                              document_headings=[DocumentHeading(heading=h, title=d.title)
                                                 for d in inp.related for h in d.headings],
-                             max_headings=wanted)
+                             max_headings=wanted, params=RESEARCH_PLAN_PARAMS)
         # What the excerpts support (document headings among them), then what an article of this kind
         # usually covers: the expert says so when the corpus has nothing on it.
         kind = next(k for k in ARTICLE_KINDS if k.name == plan.kind)

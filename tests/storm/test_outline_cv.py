@@ -206,6 +206,25 @@ def test_the_refine_step_runs_with_the_chosen_parameters(nlp, evidence, monkeypa
     assert RefineOutline.extract(inp, nlp).headings() == []
 
 
+def test_the_personas_plan_does_not_follow_the_outline_defaults(nlp, evidence, monkeypatch):
+    """The CV varies the outline's knobs over fixed research: the personas' aspects have their own plan."""
+    from agents.storm import headings as headings_module
+    from agents.storm.records import RelatedDocument
+    from agents.storm.steps_perspectives import FindPerspectives, PerspectivesInput
+
+    excerpts, headings = evidence
+    related = [RelatedDocument(title=t, source=f"https://example.test/{i}", headings=[h.heading for h in headings
+                                                                                  if h.title == t])
+               for i, t in enumerate(dict.fromkeys(h.title for h in headings))]
+    inp = PerspectivesInput(topic=FLOOD, related=related, excerpts=excerpts, max_personas=3, questions_per_persona=2)
+    before = FindPerspectives.extract(inp, nlp)
+    assert before.relevant and before.personas
+    # an outline default that names no heading at all leaves the research's plan as it was
+    monkeypatch.setattr(headings_module, "OUTLINE_PARAMS", OUTLINE_PARAMS.model_copy(update={"min_share": 1.0}))
+    assert plan_headings(FLOOD, excerpts, nlp).headings == []
+    assert FindPerspectives.extract(inp, nlp) == before
+
+
 # phrase headings wherever the evidence allows them (the defaults keep them for evidence that fits no kind)
 PHRASES = {"phrase_headings": 3, "phrase_min_share": 0.0, "phrase_noun_share": 0.0, "phrase_max_fit": 1.0}
 
