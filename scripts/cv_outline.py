@@ -21,10 +21,13 @@ also tries dropping the lexicon sections that missed on the training folds; `--f
 logistic heading filter on the training folds (`cross_validate_filter`) on top of the chosen setting. One fold split's
 held-out figure moves by about 0.01 with --seed; `--repeats N` runs the CV over N splits and prints their mean and
 spread (`held_out_over_splits`). Scores are kept per setting and article under --work while the code is unchanged.
+With `--writers BENCH_WORK` (a `bench_report.py --work` folder run with the defaults) the splits are also scored as a
+report's outline: less the sections its writers found nothing new for (`held_out_as_written`, an estimate).
 
 usage: python scripts/cv_outline.py --work DIR [--data DIR] [--tools DIR] [--folds 5] [--seed 0] [--repeats 1]
                                     [--grid precision|corpus|narrow|random|defaults] [--samples N] [--prune TAUS]
                                     [--only NAME] [--prepare-only] [--show] [--filter] [--ablate FIELD=VALUE]
+                                    [--writers BENCH_WORK]
 e.g.   python scripts/cv_outline.py --work DIR --grid precision --samples 60 --prune "" --ablate min_cohesion=0
 """
 
@@ -244,6 +247,33 @@ def score(article: Article, params, nlp, metric, emb) -> dict:
                            for c, m in zip(considered, matches(article.gold, [c.heading for c in considered], emb))]}
 
 
+def held_out_as_written(arts: dict, defaults: dict[str, dict], bench: Path, names: list[str], k: int,
+                        seeds: list[int], run, metric, emb) -> list[dict]:
+    """A report's outline (`storm_gen_outline.txt`) keeps only the sections its writers found something new
+    for. For each fold split, each article's held-out outline less the headings that the defaults' outline of
+    the article planned and the report run in `bench` (`bench_report.py --work`, with the defaults) dropped."""
+    from agents.storm.artifacts import topic_slug
+
+    dropped = {}
+    for n in names:
+        path = bench / "runs" / "storm" / topic_slug(arts[n].topic) / "storm_gen_outline.txt"
+        if not path.is_file():
+            sys.exit(f"--writers: no {path} (run scripts/bench_report.py --work {bench} first)")
+        dropped[n] = set(defaults[n]["pred"]) - set(metric.read_pred(str(path), arts[n].topic))
+    out = []
+    for seed in seeds:
+        folds = folds_by_article(names, k, seed)
+        rows = []
+        for held, result in zip(folds, run(folds)):
+            for n, row in zip(held, result["test"]):
+                pred = [h for h in row["pred"] if h not in dropped[n]]
+                recall, precision = metric.match_recall(arts[n].gold, pred, emb)
+                rows.append({"soft": metric.soft_recall(arts[n].gold, pred, emb), "recall": recall,
+                             "precision": precision})
+        out.append({"seed": seed, **{key: mean(rows, key) for key in ("soft", "recall", "precision")}})
+    return out
+
+
 def matches(gold: list[str], headings: list[str], emb) -> list[bool]:
     """For each heading, whether its closest gold heading has cosine >= 0.6 (the metric's match)."""
     if not headings or not gold:
@@ -273,6 +303,11 @@ def main() -> int:
     parser.add_argument("--show", action="store_true", help="print each article's outline under the chosen setting")
     parser.add_argument("--filter", action="store_true", help="also learn a heading filter on each fold's "
                         "training articles (`cross_validate_filter`); the setting chosen on all then has one")
+    parser.add_argument("--writers", type=Path, metavar="BENCH_WORK",
+                        help="a `scripts/bench_report.py --work` folder run with the current defaults: with "
+                             "--repeats, also print the held-out figures of the outline a report keeps, each "
+                             "held-out outline less the headings the writers dropped from the defaults' outline "
+                             "of that article there (an estimate: a heading the defaults did not plan is kept)")
     parser.add_argument("--ablate", action="append", default=[], metavar="FIELD=VALUE",
                         help="also cross-validate over only the settings with FIELD at VALUE (e.g. min_cohesion=0: "
                              "what the field adds held out); repeat for more")
@@ -362,6 +397,9 @@ def main() -> int:
         seeds = list(range(args.seed, args.seed + args.repeats))
         report_splits(held_out_over_splits(names, args.folds, seeds, run),
                       title=", then a learned heading filter" if args.filter else "")
+        if args.writers:
+            report_splits(held_out_as_written(arts, evaluate({}), args.writers, names, args.folds, seeds, run,
+                                              metric, emb), title=", less the headings the writers dropped")
     rows = final["train"]
     print(f"\nchosen on all {len(names)} (in-sample): soft {mean(rows, 'soft'):.3f}, match R "
           f"{mean(rows, 'recall'):.3f}, P {mean(rows, 'precision'):.3f}\n  {describe(final['setting'])}")

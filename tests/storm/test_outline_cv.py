@@ -384,3 +384,39 @@ def test_the_precision_grid_keeps_the_corpus_draws_as_they_were(cv):
     assert precision[3:len(corpus)] == [{**cv.CORPUS_CHOSEN, **off, **o} for o in corpus[3:]]
     assert all(set(o) == {*cv.CORPUS_CHOSEN, *cv.NO_FILTER, "kind_claim"} for o in precision[len(corpus):])
     assert cv.CORPUS_CHOSEN.keys() <= set(OutlineParams.model_fields)
+
+
+@pytest.mark.skipif(not (ROOT.parent / "shared" / "tools" / "outline_metrics.py").is_file(),
+                    reason="the shared outline metrics are not present")
+def test_held_out_outlines_lose_the_headings_the_writers_dropped(cv, tmp_path):
+    """`cv_outline.py --writers`: a report's outline keeps only the sections its writers wrote; each held-out
+    outline loses the headings that the defaults' outline of its article planned and the report dropped."""
+    from types import SimpleNamespace
+
+    from agents.storm.artifacts import topic_slug
+
+    script = _script("cv_outline")
+    metric = script.metrics_module(ROOT.parent / "shared" / "tools")
+    emb = script.CachedEmbedder(metric.embedder())
+    gold = ["Early life", "Career", "Death"]
+    arts = {n: SimpleNamespace(topic=f"Person {n}", gold=gold) for n in "abcde"}
+    planned = ["Early life", "Career", "Reception", "Death"]
+    for n in arts:  # each report dropped "Reception" and "Death" from the defaults' outline
+        run = tmp_path / "runs" / "storm" / topic_slug(arts[n].topic)
+        run.mkdir(parents=True)
+        (run / "storm_gen_outline.txt").write_text("# Early life\n# Career\n")
+    defaults = {n: {"pred": planned} for n in arts}
+    held = {n: {"pred": [*planned, "Legacy"]} for n in arts}  # "Legacy": not planned by the defaults, kept
+
+    def run_cv(folds):
+        return [{"test": [held[n] for n in fold]} for fold in folds]
+    figures = script.held_out_as_written(arts, defaults, tmp_path, sorted(arts), 5, [0, 1], run_cv, metric, emb)
+    recall, precision = metric.match_recall(gold, ["Early life", "Career", "Legacy"], emb)
+    assert [f["seed"] for f in figures] == [0, 1]
+    for f in figures:
+        assert (f["recall"], f["precision"]) == (pytest.approx(recall), pytest.approx(precision))
+    assert recall == pytest.approx(2 / 3)
+    # a report that is missing says how to make it
+    (tmp_path / "runs" / "storm" / topic_slug("Person a") / "storm_gen_outline.txt").unlink()
+    with pytest.raises(SystemExit, match="bench_report.py --work"):
+        script.held_out_as_written(arts, defaults, tmp_path, sorted(arts), 5, [0], run_cv, metric, emb)
