@@ -14,8 +14,12 @@ With `--writer storm,react` each article is written by both writers (same corpus
 research) and the rows are printed side by side; the react rows add tool calls per section
 (from agent_log.jsonl).
 
+With `--outline-params-dir DIR` (written by `scripts/cv_outline.py --export`) each article is
+reported with the outline knobs chosen on the folds that held it out: the figures are then a
+held-out measure of the outline a report delivers.
+
 usage: python scripts/bench_report.py [--data DIR] [--work DIR] [--only NAME] [--writer storm,react]
-                                      [-- extra report args]
+                                      [--outline-params-dir DIR] [-- extra report args]
 """
 
 from __future__ import annotations
@@ -69,8 +73,11 @@ def lead_of(report: Path) -> str:
     return CITE.sub("", re.split(r"(?m)^# ", text)[0]).strip()
 
 
-def bench_one(article: Path, work: Path, tools: Path, extra: list[str], writer: str, lead: "Scorer") -> dict:
+def bench_one(article: Path, work: Path, tools: Path, extra: list[str], writer: str, lead: "Scorer",
+              knobs: Path | None = None) -> dict:
     name = article.stem
+    if knobs is not None:
+        extra = [*extra, "--outline-params", str(knobs / f"{name}.json")]
     corpus = work / "corpora" / name
     if not (corpus / "gold_outline.json").is_file():
         run([sys.executable, str(tools / "freshwiki_corpus.py"), str(article), str(corpus)])
@@ -101,14 +108,24 @@ def main() -> int:
     parser.add_argument("--work", type=Path, help="keep corpora, store and runs here (default: a temp dir)")
     parser.add_argument("--only", action="append", default=[], help="only articles whose file name contains this")
     parser.add_argument("--writer", default="storm", help="storm, react, or storm,react (side by side)")
+    parser.add_argument("--outline-params-dir", type=Path, metavar="DIR",
+                        help="run each article with the outline knobs in DIR/ARTICLE.json (`scripts/cv_outline.py "
+                             "--export`: chosen on the folds without it), so the figures are held out")
     parser.add_argument("extra", nargs=argparse.REMAINDER, help="after --: more `raystorm report` options")
     args = parser.parse_args()
     extra = args.extra[1:] if args.extra[:1] == ["--"] else args.extra
     articles = sorted(p for p in args.data.glob("*.json") if not args.only or any(o in p.name for o in args.only))
     if not articles:
         sys.exit(f"no FreshWiki articles in {args.data}")
+    if args.outline_params_dir is not None:
+        missing = [a.stem for a in articles if not (args.outline_params_dir / f"{a.stem}.json").is_file()]
+        if missing:
+            sys.exit(f"--outline-params-dir {args.outline_params_dir}: no knobs for {', '.join(missing[:3])}"
+                     + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+                     + " (write them with scripts/cv_outline.py --export)")
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-report-"))
-    print(f"{len(articles)} articles, work dir {work}, report options: {' '.join(extra) or '(defaults, extractive)'}")
+    print(f"{len(articles)} articles, work dir {work}, report options: {' '.join(extra) or '(defaults, extractive)'}"
+          + (f", outline knobs per article from {args.outline_params_dir}" if args.outline_params_dir else ""))
     writers = [w.strip() for w in args.writer.split(",") if w.strip()]
     if not writers or any(w not in ("storm", "react") for w in writers):
         sys.exit(f"--writer {args.writer}: use storm, react or storm,react")
@@ -123,7 +140,7 @@ def main() -> int:
     rows = []
     for article in articles:
         for writer in writers:
-            r = bench_one(article, work, args.tools, extra, writer, lead)
+            r = bench_one(article, work, args.tools, extra, writer, lead, args.outline_params_dir)
             rows.append(r)
             tools = f"{r['tools']:>9.2f}" if r["tools"] is not None else f"{'':>9}"
             print(f"{r['topic'][:40]:<40} {writer:<6} {r['soft']:>5.2f} {r['recall']:>7.2f} {r['precision']:>7.2f} "

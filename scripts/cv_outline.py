@@ -23,11 +23,13 @@ held-out figure moves by about 0.01 with --seed; `--repeats N` runs the CV over 
 spread (`held_out_over_splits`). Scores are kept per setting and article under --work while the code is unchanged.
 With `--writers BENCH_WORK` (a `bench_report.py --work` folder run with the defaults) the splits are also scored as a
 report's outline: less the sections its writers found nothing new for (`held_out_as_written`, an estimate).
+With `--export DIR` each split's held-out knobs are written per article, and `bench_report.py --outline-params-dir`
+measures whole reports with them: the held-out figure of what a report delivers, not an estimate.
 
 usage: python scripts/cv_outline.py --work DIR [--data DIR] [--tools DIR] [--folds 5] [--seed 0] [--repeats 1]
                                     [--grid precision|corpus|narrow|random|defaults] [--samples N] [--prune TAUS]
                                     [--only NAME] [--prepare-only] [--show] [--filter] [--ablate FIELD=VALUE]
-                                    [--writers BENCH_WORK]
+                                    [--writers BENCH_WORK] [--export DIR]
 e.g.   python scripts/cv_outline.py --work DIR --grid precision --samples 60 --prune "" --ablate min_cohesion=0
 """
 
@@ -274,6 +276,22 @@ def held_out_as_written(arts: dict, defaults: dict[str, dict], bench: Path, name
     return out
 
 
+def export_held_out_knobs(out: Path, names: list[str], k: int, seeds: list[int], run) -> None:
+    """For each fold split, each article's knobs as chosen without it: `out/seedS/NAME.json`, the whole
+    `OutlineParams` (`raystorm report --outline-params` reads it), so that whole reports can be scored held out."""
+    from agents.storm.outline_params import OutlineParams
+
+    for seed in seeds:
+        folds = folds_by_article(names, k, seed)
+        folder = out / f"seed{seed}"
+        folder.mkdir(parents=True, exist_ok=True)
+        for held, result in zip(folds, run(folds)):
+            knobs = OutlineParams(**result["setting"]).model_dump(mode="json")
+            for name in held:
+                (folder / f"{name}.json").write_text(json.dumps(knobs, indent=1) + "\n", encoding="utf-8")
+        print(f"held-out knobs of fold split {seed}: {folder}/ ({len(names)} articles)")
+
+
 def matches(gold: list[str], headings: list[str], emb) -> list[bool]:
     """For each heading, whether its closest gold heading has cosine >= 0.6 (the metric's match)."""
     if not headings or not gold:
@@ -308,6 +326,10 @@ def main() -> int:
                              "--repeats, also print the held-out figures of the outline a report keeps, each "
                              "held-out outline less the headings the writers dropped from the defaults' outline "
                              "of that article there (an estimate: a heading the defaults did not plan is kept)")
+    parser.add_argument("--export", type=Path, metavar="DIR",
+                        help="write DIR/seedS/ARTICLE.json for each fold split S (--seed, and the --repeats): the "
+                             "knobs chosen on the folds that hold the article out, for `scripts/bench_report.py "
+                             "--outline-params-dir DIR/seedS` (the held-out figure of whole reports)")
     parser.add_argument("--ablate", action="append", default=[], metavar="FIELD=VALUE",
                         help="also cross-validate over only the settings with FIELD at VALUE (e.g. min_cohesion=0: "
                              "what the field adds held out); repeat for more")
@@ -389,12 +411,15 @@ def main() -> int:
         final = cross_validate_filter(table, settings_list, names, [[]], args.min_precision, evaluate)[0]
     else:
         final = cross_validate(table, settings_list, names, [[]], args.min_precision, evaluate, taus)[0]
+    def run(split: list[list[str]]) -> list[dict]:
+        if args.filter:
+            return cross_validate_filter(table, settings_list, names, split, args.min_precision, evaluate)
+        return cross_validate(table, settings_list, names, split, args.min_precision, evaluate, taus)
+
+    seeds = list(range(args.seed, args.seed + args.repeats))
+    if args.export:
+        export_held_out_knobs(args.export, names, args.folds, seeds, run)
     if args.repeats > 1:
-        def run(split: list[list[str]]) -> list[dict]:
-            if args.filter:
-                return cross_validate_filter(table, settings_list, names, split, args.min_precision, evaluate)
-            return cross_validate(table, settings_list, names, split, args.min_precision, evaluate, taus)
-        seeds = list(range(args.seed, args.seed + args.repeats))
         report_splits(held_out_over_splits(names, args.folds, seeds, run),
                       title=", then a learned heading filter" if args.filter else "")
         if args.writers:

@@ -86,6 +86,12 @@ class ProgressEvent(BaseModel):
 Progress = Callable[[ProgressEvent], None]
 
 
+def outline_fingerprint(research: str, o: ReportOptions) -> str:
+    """The outline's checkpoint: the research's, and the outline knobs when the run names its own (a run
+    with the defaults keeps the fingerprint it had before the knobs could be named)."""
+    return fingerprint(research, "outline", *([o.outline.model_dump(mode="json")] if o.outline else []))
+
+
 def run_table_name(out_dir: str, topic: str) -> str:
     """The topic's information table: one per topic and output folder."""
     where = hashlib.sha256(str(Path(out_dir).expanduser().resolve()).encode()).hexdigest()[:8]
@@ -189,7 +195,7 @@ async def _stages(topic: str, runtime: Runtime, files: RunFiles, points: Checkpo
     print_ = fingerprint(print_, "conversations", spec.model_dump(), o.survey_k)
     # STORM drafts its outline from the topic alone, so that call runs while the personas converse
     # (one model call off every report's critical path); unless both stages' files still hold
-    outline_print = fingerprint(print_, "outline")
+    outline_print = outline_fingerprint(print_, o)
     draft = None
     if plan.relevant and not (points.holds("conversations", print_) and points.holds("outline", outline_print)):
         draft = asyncio.ensure_future(runtime.stage("outline", make_draft, StageArgs(topic=topic)))
@@ -224,11 +230,12 @@ async def _research_and_write(topic: str, runtime: Runtime, files: RunFiles, poi
     say(INFO_TABLE, "done", f"{len(info)} sources, {searched} snippets ({added} new)")
 
     snippets = [s for e in info.values() for s in e.snippets]
-    print_ = fingerprint(print_, "outline")
+    print_ = outline_fingerprint(print_, o)
 
     async def outline() -> OutlinePair:
         return await runtime.stage("outline", make_outline, OutlineArgs(
-            topic=topic, log=log, snippets=snippets, draft=await draft if draft is not None else None))
+            topic=topic, log=log, snippets=snippets, draft=await draft if draft is not None else None,
+            params=o.outline))
 
     outlines: OutlinePair = await points.stage(
         "outline", print_, outline,

@@ -27,7 +27,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from agents.lm.nlp import TextToolkit
-from agents.storm.evidence import EvidenceSentence, similarity, without_topic_words
+from agents.storm.evidence import EvidenceSentence, similarity, stands_alone, without_topic_words
 from agents.storm.heading_filter import heading_features, passes_filter
 from agents.storm.outline_params import OUTLINE_PARAMS, OutlineParams
 from agents.storm.topicality import topical_sentences
@@ -139,6 +139,7 @@ def plan_headings(topic: str, texts: Sequence[str | PassageText], nlp: TextToolk
     keep = np.array([p.min_cohesion <= 0 or x >= p.min_cohesion for x in cohesion], dtype=bool)
     if p.heading_filter:
         keep &= passes_filter(features, p.heading_filter, p.filter_threshold)
+    keep &= _writable(chosen, sentences, excerpts, topic, nlp, p.writable_fit)
     if chosen and not keep.any():  # some evidence always keeps a heading: the most cohesive
         keep[int(np.argmax(cohesion))] = True
     chosen = [c for c, k in zip(chosen, keep) if k]
@@ -215,6 +216,23 @@ def _cohesion(topic: str, chosen: list[Heading], sentences: list[EvidenceSentenc
     evidence went to it for want of a better heading."""
     return [float(similarity([sentences[i].text for i in c.evidence], [heading_text(c, topic, nlp)],
                              nlp).mean()) if c.evidence else 0.0 for c in chosen]
+
+
+def _writable(chosen: list[Heading], sentences: list[EvidenceSentence], excerpts: Sequence[PassageText], topic: str,
+              nlp: TextToolkit, floor: float) -> np.ndarray:
+    """For each heading, whether the section writer could write it from this evidence: some sentence
+    stands alone and fits the heading at least `floor` (the writer's `steps_article.MIN_HEADING_FIT`),
+    or was written under a heading of that name. The writer leaves a section no sentence fits empty,
+    and the report drops it; left out here, the heading does not take the place of one it can write."""
+    if floor <= 0 or not chosen:
+        return np.ones(len(chosen), dtype=bool)
+    usable = [s for s in sentences if stands_alone(s.text)]
+    if not usable:
+        return np.zeros(len(chosen), dtype=bool)
+    fit = np.round(similarity([s.text for s in usable], [heading_text(c, topic, nlp) for c in chosen], nlp), 6)
+    ok = fit.max(axis=0) >= floor
+    paths = [{clean_heading(h).lower() for h in excerpts[s.source].section.split(" > ") if h} for s in usable]
+    return ok | np.array([any(c.heading.lower() in path for path in paths) for c in chosen], dtype=bool)
 
 
 def _under_heading(sections: list[str], candidates: list[Heading], weight: float) -> np.ndarray:

@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from agents.storm.outline_params import OutlineParams
+
 SECTION_SNIPPETS = 10  # snippets a section is written from
 SURVEY_PASSAGES = 40  # a search for the topic itself, beside the conversations (`stages.survey_topic`)
 
@@ -28,6 +30,9 @@ class ReportOptions(BaseModel):
                                               "react: the report agent researches each section with tools")
     react_min_calls: int = Field(2, ge=1, description="react: tool calls per section, at least")
     react_max_calls: int = Field(5, ge=1, description="react: tool calls per section, at most")
+    outline: OutlineParams | None = Field(None, description="the extractive outline's knobs (None: the defaults "
+                                          "`scripts/cv_outline.py` chose); a chat model's outline step reads only "
+                                          "their max_headings, the others apply where it falls back")
 
 
 class ReportSummary(BaseModel):

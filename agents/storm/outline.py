@@ -10,6 +10,7 @@ from typing import Sequence
 
 from agents.lm.steps import LanguageModel
 from agents.storm.headings import DocumentHeading
+from agents.storm.outline_params import OutlineParams
 from agents.storm.records import ConversationLog, Outline, OutlineSection
 from agents.storm.steps_outline import (
     MAX_SECTIONS,
@@ -30,11 +31,13 @@ async def draft_outline(topic: str, models: LanguageModel) -> Outline:
 
 
 async def refine_outline(topic: str, draft: Outline, log: ConversationLog, snippets: Sequence[Snippet],
-                         models: LanguageModel, max_headings: int = MAX_SECTIONS) -> Outline:
-    """The outline the research supports; empty when the research found nothing."""
+                         models: LanguageModel, params: OutlineParams | None = None) -> Outline:
+    """The outline the research supports (at most `params.max_headings` headings; the extractive one
+    planned with `params`, None: the defaults); empty when the research found nothing."""
     if not snippets:
         return Outline()
-    out = await models.run(RefineOutline, refine_input(topic, draft, log, snippets, max_headings))
+    inp = refine_input(topic, draft, log, snippets, params.max_headings if params else MAX_SECTIONS)
+    out = await models.run(RefineOutline, inp.model_copy(update={"params": params}))
     return clean_outline(out, topic)
 
 

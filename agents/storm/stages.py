@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from agents.runtime import StageArgs, StageContext
 from agents.storm.article import SectionDraft, polish, write_lead, write_section
 from agents.storm.outline import draft_outline, refine_outline
+from agents.storm.outline_params import OutlineParams
 from agents.storm.persona import PersonaPlan, find_personas
 from agents.storm.records import Article, ConversationLog, Outline, SearchResult
 from retrieval.query import SearchFilter
@@ -52,6 +53,7 @@ class OutlineArgs(StageArgs):
     log: ConversationLog
     snippets: list[Snippet]
     draft: Outline | None = Field(None, description="the draft outline, if made already (`make_draft`)")
+    params: OutlineParams | None = Field(None, description="the extractive outline's knobs (None: the defaults)")
 
 
 class OutlinePair(BaseModel):
@@ -68,7 +70,7 @@ async def make_outline(args: OutlineArgs, ctx: StageContext) -> OutlinePair:
     """STORM's two outlines: a draft from the topic alone (unless given), refined from the research."""
     draft = args.draft if args.draft is not None else await draft_outline(args.topic, ctx.models)
     return OutlinePair(draft=draft, refined=await refine_outline(args.topic, draft, args.log, args.snippets,
-                                                                 ctx.models))
+                                                                 ctx.models, args.params))
 
 
 class SectionArgs(StageArgs):

@@ -67,6 +67,7 @@ class RefineOutlineInput(BaseModel):
                                          description="headings of the corpus documents the sources come from")
     evidence: list[PassageText] = Field(description="the collected source snippets")
     max_headings: int = Field(MAX_SECTIONS, ge=1)
+    params: OutlineParams | None = Field(None, description="the extractive outline's knobs (None: OUTLINE_PARAMS)")
 
 
 class RefineOutline(Step[RefineOutlineInput, Outline]):
@@ -97,7 +98,7 @@ references sections."""
 
     @classmethod
     def extract(cls, inp: RefineOutlineInput, nlp: TextToolkit) -> Outline:
-        return outline_from_evidence(inp, nlp, OUTLINE_PARAMS)
+        return outline_from_evidence(inp, nlp, inp.params or OUTLINE_PARAMS)
 
 
 def outline_from_evidence(inp: RefineOutlineInput, nlp: TextToolkit, params: OutlineParams) -> Outline:

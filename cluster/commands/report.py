@@ -59,6 +59,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                      "at least (default 2)")
     out.add_argument("--react-max-calls", type=int, default=5, metavar="N", help="react: tool calls per section, "
                      "at most (default 5)")
+    out.add_argument("--outline-params", metavar="FILE",
+                     help="a JSON object of the extractive outline's knobs (`OutlineParams` in "
+                          "agents/storm/outline_params.py; fields left out keep their defaults, which "
+                          "scripts/cv_outline.py chose), e.g. {\"max_headings\": 8}; a chat model's outline "
+                          "step reads only max_headings. `scripts/cv_outline.py --export` writes one per "
+                          "article: the knobs chosen without it")
     add_llm_arguments(p)
     add_cluster_arguments(p)
     add_store_arguments(p)
@@ -123,6 +129,7 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
 
     settings = store_settings(args)
     llm = settings_from_args(args)  # refuses bad LLM options before any work
+    read_outline_params(args.outline_params)  # and a bad --outline-params file
     _refuse_cluster_options_locally(args)
     _check_credentials(llm)
     home = data_home(settings.data_dir)
@@ -234,7 +241,32 @@ def report_options(args: argparse.Namespace, collection: str):
     return ReportOptions(personas=args.personas, turns=args.turns, search_k=args.search_k, survey_k=args.survey_k,
                          exclude_urls=args.exclude_url, polish=not args.no_polish, force=args.force,
                          writer=args.writer, react_min_calls=args.react_min_calls,
-                         react_max_calls=args.react_max_calls, where=f"collection '{collection}'")
+                         react_max_calls=args.react_max_calls, where=f"collection '{collection}'",
+                         outline=read_outline_params(args.outline_params))
+
+
+def read_outline_params(path: str | None):
+    """The `OutlineParams` a `--outline-params` file holds; None without one."""
+    import json
+
+    from pydantic import ValidationError
+
+    from agents.storm.outline_params import OutlineParams
+    from retrieval.errors import UsageError
+
+    if path is None:
+        return None
+    file = Path(path)
+    if not file.is_file():
+        raise UsageError(f"--outline-params {path}: no such file")
+    try:
+        return OutlineParams.model_validate(json.loads(file.read_text(encoding="utf-8")))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"--outline-params {path}: not a JSON object ({exc})") from exc
+    except ValidationError as exc:
+        wrong = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'the file'}: {e['msg']}" for e in exc.errors())
+        raise UsageError(f"--outline-params {path}: {wrong} (the fields are OutlineParams' in "
+                         f"agents/storm/outline_params.py)") from exc
 
 
 def service_spec(settings, collection: str, llm):

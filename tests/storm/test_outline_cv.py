@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from agents.storm import steps_outline
-from agents.storm.evidence import sentences_of
-from agents.storm.headings import DocumentHeading, _phrase_headings, plan_headings
+from agents.storm import steps_article, steps_outline
+from agents.storm.evidence import sentences_of, similarity, stands_alone
+from agents.storm.headings import DocumentHeading, _phrase_headings, heading_text, plan_headings
 from agents.storm.heading_filter import HEADING_FEATURES
 from agents.storm.outline_params import OUTLINE_PARAMS, OutlineParams
 from agents.storm.lexicon import ARTICLE_KINDS
@@ -201,6 +201,8 @@ def test_the_refine_step_runs_with_the_chosen_parameters(nlp, evidence, monkeypa
     chosen = RefineOutline.extract(inp, nlp)
     assert chosen == outline_from_evidence(inp, nlp, OUTLINE_PARAMS)
     assert len(chosen.headings()) > 2
+    # the run's own knobs (`raystorm report --outline-params`) come with the input
+    assert RefineOutline.extract(inp.model_copy(update={"params": OutlineParams(min_share=1.0)}), nlp).headings() == []
     # a heading must now hold every sentence: none does
     monkeypatch.setattr(steps_outline, "OUTLINE_PARAMS", OUTLINE_PARAMS.model_copy(update={"min_share": 1.0}))
     assert RefineOutline.extract(inp, nlp).headings() == []
@@ -278,6 +280,8 @@ CONTRASTS: dict[str, tuple[dict, dict]] = {
     "phrase_min_sources": ({**PHRASES, "phrase_min_sources": 3}, {**PHRASES, "phrase_min_sources": 20}),
     "phrase_min_share": ({**PHRASES, "phrase_min_share": 0.05}, {**PHRASES, "phrase_min_share": 0.3}),
     "phrase_noun_share": ({**PHRASES, "phrase_noun_share": 0.3}, {**PHRASES, "phrase_noun_share": 0.9}),
+    # a heading no stand-alone sentence fits well enough for the writer goes ("Regulation" here)
+    "writable_fit": ({"writable_fit": 0.0}, {"writable_fit": 0.45}),
     # headings whose sentences fit their own name badly go
     "min_cohesion": ({"min_cohesion": 0.0}, {"min_cohesion": 0.45}),
     # the few sentences here told of a "he" or "she" make the kind "person" when they count enough
@@ -353,6 +357,33 @@ def test_a_heading_whose_sentences_fit_it_badly_goes_and_the_best_one_stays(nlp,
     assert {h.heading for h in strict.headings} < {h.heading for h in loose.headings}
     # a floor no heading reaches still leaves one: evidence never ends up without any heading
     assert len(plan(1.0).headings) == 1
+
+
+def test_a_heading_the_writer_could_not_write_is_left_out(nlp, evidence):
+    excerpts, headings = evidence
+
+    def plan(floor: float, docs=()):
+        return plan_headings(FLOOD, excerpts, nlp, document_headings=docs, params=OutlineParams(writable_fit=floor))
+
+    loose, strict = plan(0.0), plan(0.45)
+    gone = [h for h in loose.headings if h.heading not in {k.heading for k in strict.headings}]
+    assert gone and {h.heading for h in strict.headings} < {h.heading for h in loose.headings}
+    usable = [s.text for s in loose.sentences if stands_alone(s.text)]
+
+    def best(h) -> float:
+        return float(similarity(usable, [heading_text(h, FLOOD, nlp)], nlp).max())
+
+    def under_it(h) -> bool:  # a sentence written under a heading of that name
+        return any(h.heading.lower() in excerpts[s.source].section.lower().split(" > ") for s in loose.sentences
+                   if stands_alone(s.text))
+
+    assert all(best(h) < 0.45 and not under_it(h) for h in gone)
+    assert all(best(h) >= 0.45 or under_it(h) for h in strict.headings)
+    # sentences written under a heading of the section's name are the writer's too
+    docs = plan(0.99, headings)
+    assert len(docs.headings) > 1 and all(h.source == "document" for h in docs.headings)
+    # off by default (round 26: the CV with it on did no better held out, end to end)
+    assert OutlineParams().writable_fit == 0.0 and steps_article.MIN_HEADING_FIT > 0
 
 
 def test_the_heading_filter_keeps_the_headings_it_finds_likely(nlp, evidence):

@@ -160,3 +160,34 @@ def test_the_survey_puts_the_passages_found_by_the_topic_itself_in_the_table(par
                          exclude_urls=[excluded])
     assert "conversations" not in other.reused and "personas" in other.reused
     assert len(json.loads(files.path("survey_results.json").read_text())) <= 3
+
+
+def test_outline_knobs_from_a_file_plan_the_outline_and_redo_only_what_follows_it(tmp_path, capsys):
+    corpus, out, home = EXAMPLE_DIR, tmp_path / "out", tmp_path / "home"
+    _report(corpus, out, home, capsys)
+    outline = RunFiles(out, FLOOD).path("storm_gen_outline.txt")
+    default = [line for line in outline.read_text().splitlines() if line.startswith("#")]
+    assert len(default) > 2
+    knobs = tmp_path / "knobs.json"
+    knobs.write_text(json.dumps({"max_headings": 2}))
+
+    reused, _ = _report(corpus, out, home, capsys, "--outline-params", str(knobs))
+    assert reused == ["personas", "conversations"]  # the research holds; the outline and what follows are redone
+    assert 1 <= len([line for line in outline.read_text().splitlines() if line.startswith("#")]) <= 2
+    again, _ = _report(corpus, out, home, capsys, "--outline-params", str(knobs))
+    assert again == list(STAGES)
+    back, _ = _report(corpus, out, home, capsys)  # the defaults again: their outline as it was
+    assert back == ["personas", "conversations"]
+    assert [line for line in outline.read_text().splitlines() if line.startswith("#")] == default
+
+    for wrong, said in (({"max_headings": 0}, "max_headings"), ({"max_heading": 3}, "max_heading"),
+                        ([1, 2], "OutlineParams")):
+        knobs.write_text(json.dumps(wrong))
+        assert main(["report", FLOOD, "--corpus", str(corpus), "--out", str(out), "--data-dir", str(home),
+                     "--outline-params", str(knobs)]) == 2
+        err = capsys.readouterr().err
+        assert "--outline-params" in err and said in err, err
+    knobs.write_text("{not json")
+    assert main(["report", FLOOD, "--corpus", str(corpus), "--out", str(out), "--data-dir", str(home),
+                 "--outline-params", str(knobs)]) == 2
+    assert "not a JSON object" in capsys.readouterr().err
