@@ -156,6 +156,8 @@ def main() -> int:
               f"{'':>4} {'':>4} {mean['seconds']:>8.1f} {mean['cites']:>9.2f} "
               + (f"{statistics.mean(tools):>9.2f}" if tools else f"{'':>9}")
               + f" {mean['lead_r1']:>7.3f} {mean['lead_cos']:>8.3f}")
+        print(f"{'mean, three places':<40} {writer:<6} soft {mean['soft']:.3f}, match R {mean['recall']:.3f}, "
+              f"P {mean['precision']:.3f}")
     return 0
 
 

@@ -35,6 +35,7 @@ from retrieval.graph.current import current_first  # superseded evidence is read
 from retrieval.snippets import Snippet
 
 LEAD_SNIPPETS = 12
+DEEPER = 3  # a section with nothing to say from its k snippets is tried again with DEEPER * k
 
 
 class SnippetSearch(Protocol):
@@ -81,6 +82,16 @@ def tidy_section_text(text: str, heading: str) -> str:
 
 async def write_section(topic: str, outline: Outline, index: int, table: SnippetSearch, models: LanguageModel,
                         k: int = SECTION_SNIPPETS) -> SectionDraft:
+    """One section from its k best snippets; if the writer finds nothing in them to say under the
+    heading, from DEEPER times as many (a planned section is not given up on its first search)."""
+    draft = await _write_from(topic, outline, index, table, models, k)
+    if draft.text.strip() or len(draft.sources) < k:  # written, or the table holds no more
+        return draft
+    return await _write_from(topic, outline, index, table, models, k * DEEPER)
+
+
+async def _write_from(topic: str, outline: Outline, index: int, table: SnippetSearch, models: LanguageModel,
+                      k: int) -> SectionDraft:
     section = outline.sections[index]
     snippets = current_first(await table.search(section_queries(topic, section.heading, section.subsections), k))
     if not snippets:
@@ -157,22 +168,37 @@ async def polish(article: Article, models: LanguageModel) -> Article:
     """Each section without the sentences an earlier section already says, all sections at once: a
     section is compared with what the sections above it say before their own polish (a sentence
     dropped there repeats something further up, which this section is compared with too). The lead
-    is left out of the comparison: it sums up the sections, so it may say again what they say."""
-    earlier: list[list[str]] = []
-    said: list[str] = []
-    for s in article.sections:
-        earlier.append(list(said))
-        said += [strip_citations(x) for x in _sentences(s.text) if not x.startswith("#")]
+    is left out of the comparison: it sums up the sections, so it may say again what they say.
+
+    A section that would be left with nothing (everything it says, a section above says too) is
+    not given up: a second pass puts the sections the first emptied first, so a sentence two sections
+    share stays in the one that has nothing else, and the sections above lose it instead (one whose
+    every sentence an emptied section says is dropped in its place: the article never says a
+    sentence twice). On FreshWiki, dropping the emptied sections had cost heading recall and precision."""
     last = max((c.index for c in article.citations), default=0)
-    outs = await asyncio.gather(*(
-        models.run(PolishSection, PolishInput(topic=article.topic, heading=s.heading, text=s.text, earlier=before))
-        for s, before in zip(article.sections, earlier)))
-    sections = []
-    for s, out in zip(article.sections, outs):
-        text = keep_valid(tidy_section_text(out.text, s.heading), last)
-        if text.strip():
-            sections.append(ArticleSection(heading=s.heading, text=text))
+    first = await _polish_in_order(article, models, list(range(len(article.sections))), last)
+    emptied = [i for i, s in enumerate(article.sections) if s.text.strip() and not first[i]]
+    texts = first
+    if emptied:
+        order = emptied + [i for i in range(len(article.sections)) if i not in emptied]
+        texts = await _polish_in_order(article, models, order, last)
+    sections = [ArticleSection(heading=s.heading, text=t) for s, t in zip(article.sections, texts) if t]
     return article.model_copy(update={"sections": sections})
+
+
+async def _polish_in_order(article: Article, models: LanguageModel, order: list[int], last: int) -> list[str]:
+    """Each section's polished text (by section index; "" for one with nothing left), each compared
+    with what the sections before it in `order` say."""
+    earlier: dict[int, list[str]] = {}
+    said: list[str] = []
+    for i in order:
+        earlier[i] = list(said)
+        said += [strip_citations(x) for x in _sentences(article.sections[i].text) if not x.startswith("#")]
+    outs = await asyncio.gather(*(
+        models.run(PolishSection, PolishInput(topic=article.topic, heading=s.heading, text=s.text, earlier=earlier[i]))
+        for i, s in enumerate(article.sections)))
+    return [keep_valid(tidy_section_text(out.text, s.heading), last).strip()
+            for s, out in zip(article.sections, outs)]
 
 
 def _sentences(text: str) -> list[str]:

@@ -13,7 +13,7 @@ from agents.storm.citations import CitationRegistry, cited_numbers, cut_unfinish
 from agents.storm.evidence import usable
 from agents.storm.headings import clean_heading, is_reference_heading
 from agents.storm.outline import outline_text, parse_outline
-from agents.storm.records import Outline, OutlineSection
+from agents.storm.records import Article, ArticleSection, Citation, Outline, OutlineSection
 from agents.storm.steps_article import PolishInput, PolishSection, SectionInput, WriteSection
 from agents.storm.steps_outline import DraftOutline, DraftOutlineInput, clean_outline
 from agents.storm.steps_research import NOTHING_FOUND, AnswerInput, AnswerQuestion, NumberedSource
@@ -219,11 +219,18 @@ class _AllAtOnce:
             self.in_flight -= 1
 
 
+def _rider_article(coverage: str, claims: str) -> Article:
+    """Three sections of a flood rider article (Coverage, Claims, Limits) citing two sources."""
+    return Article(topic="flood rider", sections=[
+        ArticleSection(heading="Coverage", text=coverage), ArticleSection(heading="Claims", text=claims),
+        ArticleSection(heading="Limits", text="The deductible is 2,000 dollars.[2]")],
+        citations=[Citation(index=1, url="u1", title="a"), Citation(index=2, url="u2", title="b")])
+
+
 def test_the_lead_and_each_sections_polish_run_at_once(nlp, example_corpus):
     import asyncio
 
     from agents.runtime import StageContext
-    from agents.storm.records import Article, ArticleSection, Citation
     from agents.storm.stages import FinishArgs, finish_article
 
     class Table:
@@ -231,11 +238,8 @@ def test_the_lead_and_each_sections_polish_run_at_once(nlp, example_corpus):
             return [Snippet.from_passage(h.passage) for h in example_corpus.search(queries[0], k=k)]
 
     repeated = "Field inspection is due within five days of the claim."
-    article = Article(topic="flood rider", sections=[
-        ArticleSection(heading="Coverage", text=f"The rider treats flood as a covered peril.[1] {repeated}[1]"),
-        ArticleSection(heading="Claims", text=f"{repeated}[2] Photos go with every claim.[2]"),
-        ArticleSection(heading="Limits", text="The deductible is 2,000 dollars.[2]")],
-        citations=[Citation(index=1, url="u1", title="a"), Citation(index=2, url="u2", title="b")])
+    article = _rider_article(f"The rider treats flood as a covered peril.[1] {repeated}[1]",
+                             f"{repeated}[2] Photos go with every claim.[2]")
     model = _AllAtOnce(nlp, expected=4)  # the lead and three polishes
     done = asyncio.run(finish_article(FinishArgs(topic="flood rider", article=article, polish=True),
                                       StageContext(models=model, retriever=None, table=Table())))
@@ -279,3 +283,57 @@ def test_the_outline_reads_the_same_from_the_dialogue_alone(example_corpus):
     assert log.conversations[0].dlg_turns[0].search_results  # the full log is left as it was
     draft = Outline(sections=[OutlineSection(heading="Waiting period")])
     assert refine_input("Flood rider", draft, slim, hits) == refine_input("Flood rider", draft, log, hits)
+
+
+def test_a_section_with_nothing_to_say_in_its_snippets_looks_again_deeper(nlp, example_corpus):
+    # a planned section was dropped when its first k snippets held no sentence that fits its heading
+    import asyncio
+
+    from agents.storm import article
+
+    class Table:  # the real corpus search, noting how deep each search went
+        def __init__(self):
+            self.depths: list[int] = []
+
+        async def search(self, queries, k):
+            self.depths.append(k)
+            return [Snippet.from_passage(h.passage) for h in example_corpus.search(queries[0], k=k)]
+
+    topic = "Harborline Mutual flood coverage"
+    outline = Outline(sections=[OutlineSection(heading="Staff"), OutlineSection(heading="Flood rider")])
+    shallow = asyncio.run(article._write_from(topic, outline, 0, Table(), _Extractive(nlp), 2))
+    assert shallow.text == "" and len(shallow.sources) == 2
+    table = Table()
+    draft = asyncio.run(article.write_section(topic, outline, 0, table, _Extractive(nlp), k=2))
+    assert table.depths == [2, 2 * article.DEEPER]
+    assert draft.text and len(draft.sources) == 2 * article.DEEPER and max(cited_numbers(draft.text)) > 2
+    table = Table()  # a section written on the first search searches once
+    assert asyncio.run(article.write_section(topic, outline, 1, table, _Extractive(nlp), k=2)).text
+    assert table.depths == [2]
+
+
+class _Extractive:
+    """The extractive model, as a section writer or the polish runs it."""
+
+    def __init__(self, nlp):
+        self.nlp = nlp
+
+    async def run(self, step, inp):
+        return step.extract(inp, self.nlp)
+
+
+def test_polish_keeps_a_section_whose_every_sentence_an_earlier_one_says_and_says_nothing_twice(nlp):
+    import asyncio
+
+    from agents.storm.article import polish
+    shared = "Field inspection is due within five days of the claim."
+    other = "The rider treats flood as a covered peril."
+    article = _rider_article(f"{other}[1] {shared}[1]", f"{shared}[2]")
+    done = asyncio.run(polish(article, _Extractive(nlp)))
+    # the first pass emptied Claims: its one sentence moves there, and Coverage keeps the rest
+    assert [(s.heading, s.text) for s in done.sections] == [
+        ("Coverage", f"{other}[1]"), ("Claims", f"{shared}[2]"), ("Limits", "The deductible is 2,000 dollars.[2]")]
+    twins = article.model_copy(update={"sections": [ArticleSection(heading="Coverage", text=f"{shared}[1]"),
+                                                    ArticleSection(heading="Claims", text=f"{shared}[2]")]})
+    done = asyncio.run(polish(twins, _Extractive(nlp)))
+    assert len(done.sections) == 1  # two sections that say one thing: it is said once
