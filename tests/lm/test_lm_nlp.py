@@ -54,6 +54,12 @@ def test_headings_list_items_and_bold_labels_are_their_own_sentences(nlp):
                                    "Vaccines work.", "- Dose one", "- Dose two"]
 
 
+def test_a_sentence_that_opens_in_bold_mid_paragraph_is_a_sentence_of_its_own(nlp):
+    text = "**2021** — Bulletin 2021-04 takes effect.[2] **2024** — Endorsement FE-24 adds exceptions.[2] Done."
+    assert nlp.sentences(text) == ["**2021** — Bulletin 2021-04 takes effect.[2]",
+                                   "**2024** — Endorsement FE-24 adds exceptions.[2]", "Done."]
+
+
 def test_words_and_content_tokens(nlp):
     assert nlp.words("HM-204 costs 3.5 dollars, don't 1,200") == ["HM-204", "costs", "3.5", "dollars", "don't", "1,200"]
     assert nlp.content_tokens("The vaccines are not working in long-term HM-204 trials") == [

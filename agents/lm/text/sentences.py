@@ -2,7 +2,7 @@
 
 Rule-based, in the Punkt tradition without its training: a sentence ends at
 . ! ? (or …), after any closing quotes/brackets and citation marks like "[3]",
-when whitespace and an upper-case letter, digit or opening quote follow, unless
+when whitespace and an upper-case letter, digit or opening quote follow (bold or not), unless
 the word before the period is a known abbreviation, an initial ("J. Smith") or
 dotted initials ("U.S."). Decimals ("3.5") never qualify, having no space after
 the dot. Blank lines, markdown headings (each one sentence), list items, lines
@@ -20,7 +20,7 @@ ABBREVIATIONS = frozenset(
 )
 
 _END = re.compile(r"[.!?…]+[\"'”’)\]]*(?:\s?\[\d+(?:[,–-]\s*\d+)*\])*")
-_NEXT_STARTS = re.compile(r"\s+(?=[\"'“‘(\[]?[A-Z0-9À-Ý])")
+_NEXT_STARTS = re.compile(r"\s+(?=(?:\*\*)?[\"'“‘(\[]?[A-Z0-9À-Ý])")  # "**2024** — ..." starts one too
 _BLOCK_LINE = re.compile(r"^\s*(?:#{1,6}\s|[-*+•]\s|\d+[.)]\s|>\s?|\||\*\*)")
 _TERMINAL = re.compile(r"[.!?…:;,\"'”’)\]]$")
 
