@@ -17,7 +17,7 @@ from retrieval.config import StoreSettings
 from retrieval.documents import Document, Passage
 from retrieval.embeddings import DenseEmbedder, SparseEmbedder
 from retrieval.errors import EmptyCorpus
-from retrieval.loaders import Skipped, load_paths
+from retrieval.loaders import HIDDEN, Skipped, load_paths
 from retrieval.splitter import DEFAULT_MAX_WORDS, split_document
 from retrieval.store import PassageStore, check_collection_name
 
@@ -39,8 +39,10 @@ class IngestSummary(BaseModel):
 
     def line(self) -> str:
         duplicates = f", {self.duplicates} duplicates" if self.duplicates else ""
+        hidden = sum(s.reason == HIDDEN for s in self.skipped)
+        skipped = f"{len(self.skipped) - hidden} skipped" + (f", {hidden} hidden passed over" if hidden else "")
         return (f"{self.documents} documents, {self.passages} passages ({self.added} added, {self.removed} removed, "
-                f"{self.unchanged} unchanged{duplicates}), {len(self.skipped)} skipped, {self.seconds:.1f} s")
+                f"{self.unchanged} unchanged{duplicates}), {skipped}, {self.seconds:.1f} s")
 
     def warnings(self, show: Callable[[str], str] = str) -> list[str]:
         """One line per URL that several files claim (`show` renders a path)."""

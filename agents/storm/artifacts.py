@@ -16,6 +16,7 @@ import re
 import uuid
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from pydantic import BaseModel
 
@@ -213,13 +214,33 @@ def _ranges(snippets: list[Snippet]) -> str:
     return f"line{'s' if len(spans) > 1 or (spans and spans[0][0] != spans[0][1]) else ''} {text}" if spans else ""
 
 
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]])")  # the rest are markup only at a line's start
+_URL_SAFE = ":/?#[]@!$&'()*+,;=%-._~"
+
+
+def markdown_text(text: str) -> str:
+    """`text` as literal Markdown text: no markup, no raw HTML (a document's title can never become
+    a tag or a link in report.md)."""
+    text = " ".join(text.split())
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def source_link(url: str) -> str:
+    """An http(s) URL as a link (percent-encoded, so it cannot end early or carry markup); anything
+    else (a path, a `javascript:` URL) as plain escaped text."""
+    if re.match(r"(?i)https?://", url):
+        return quote(url.strip(), safe=_URL_SAFE)
+    return markdown_text(url)
+
+
 def reference_line(c: Citation) -> str:
     first = c.snippets[0] if c.snippets else None
-    where = c.url if c.url.startswith(("http://", "https://")) else f"`{c.url}`"
     place = _ranges(c.snippets)
     if first is not None and first.url != first.path:
-        place = f"{Path(first.path).name}, {place}" if place else Path(first.path).name
-    return f"[{c.index}] {c.title}. {where}" + (f" ({place})" if place else "")
+        name = markdown_text(Path(first.path).name)
+        place = f"{name}, {place}" if place else name
+    return f"[{c.index}] {markdown_text(c.title)}. {source_link(c.url)}" + (f" ({place})" if place else "")
 
 
 def report_markdown(article: Article) -> str:

@@ -17,7 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--collection", "-c", required=True, type=collection_name,
                    help="collection name (created if new): letters, digits, '-', '_', '.'")
     p.add_argument("--prune", action="store_true",
-                   help="also remove passages of files under PATH that no longer exist")
+                   help="also remove passages of files under PATH that no longer exist (or became a symbolic "
+                        "link leading out of PATH: links out of the given paths are never followed)")
     p.add_argument("--max-words", type=count(10, 10_000), default=None,
                    help="passage size limit in words (default 180)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
@@ -29,6 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from retrieval.ingest import Ingestor
+    from retrieval.loaders import HIDDEN
     from retrieval.splitter import DEFAULT_MAX_WORDS
 
     settings = store_settings(args)
@@ -44,7 +46,8 @@ def run(args: argparse.Namespace) -> int:
         bar.update(done - bar.n)
 
     def skipped(item) -> None:
-        info(f"skipped {relative_source(item.path)}: {item.reason}")
+        if item.reason != HIDDEN:  # counted in the summary, not listed
+            info(f"skipped {relative_source(item.path)}: {item.reason}")
 
     try:
         summary = ingestor.ingest_paths(args.paths, args.collection, prune=args.prune,

@@ -66,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
         p = h.passage
         where = " > ".join(p.heading_path)
         print(f"{h.rank}. {p.title}{' > ' + where if where else ''}  (score {h.score:.3f})")
-        print(f"   {place_of(p.source, p.path, p.line_start, p.line_end)}")
+        chars = f", chars {p.char_start}-{p.char_end}" if p.char_start is not None else ""
+        print(f"   {place_of(p.source, p.path, p.line_start, p.line_end)}{chars}")
         if h.status and h.status.state != "current":  # from the evidence graph
             print(f"   [{h.status.line()}]")
         print(textwrap.indent(textwrap.shorten(p.text.replace("\n", " "), 300), "   "))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from retrieval.loaders import Skipped, load_file, load_paths
+from retrieval.loaders import HIDDEN, Skipped, load_file, load_paths
 from retrieval.splitter import split_document
 
 
@@ -216,4 +216,8 @@ def test_hidden_files_and_folders_are_passed_over(tmp_path):
     (tmp_path / ".git").mkdir()
     (tmp_path / ".git" / "notes.txt").write_text("internal\n", encoding="utf-8")
     (tmp_path / "seen.txt").write_text("visible\n", encoding="utf-8")
-    assert [d.title for d in load_paths([tmp_path])] == ["seen"]
+    items = list(load_paths([tmp_path]))
+    assert [d.title for d in items if not isinstance(d, Skipped)] == ["seen"]
+    # passed over, and counted as hidden (the summary says how many)
+    assert sorted((Path(s.path).name, s.reason) for s in items if isinstance(s, Skipped)) == [
+        (".git", HIDDEN), (".hidden.md", HIDDEN)]
