@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
+import shutil
+import sqlite3
 import sys
+from pathlib import Path
 
 from retrieval.errors import RaystormError
 
@@ -61,9 +65,34 @@ def main(argv: list[str] | None = None) -> int:
     except RaystormError as exc:
         print(f"raystorm {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except (OSError, sqlite3.OperationalError) as exc:
+        if not disk_full(exc):
+            raise
+        print(f"raystorm {args.command}: error: {no_space_line(args, exc)}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"raystorm {args.command}: interrupted; rerun the same command to resume", file=sys.stderr)
         return 130
+
+
+def disk_full(exc: BaseException) -> bool:
+    """The OS's "No space left on device" or sqlite's "database or disk is full"."""
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    return isinstance(exc, sqlite3.OperationalError) and "disk is full" in str(exc)
+
+
+def no_space_line(args: argparse.Namespace, exc: BaseException) -> str:
+    """One line: which disk is full, how much is free, and that rerunning resumes."""
+    from retrieval.config import data_home
+
+    filename = getattr(exc, "filename", None)
+    where = Path(filename).parent if filename else data_home(getattr(args, "data_dir", None))
+    folder = next((p for p in [where, *where.parents] if p.exists()), Path("/"))
+    free = shutil.disk_usage(folder).free / 2**20
+    return (f"no space left on the disk holding {where} ({free:.0f} MB free): free some space (a collection "
+            "takes ~10 KB a passage, a report a few MB) and rerun the same command; what was written stays, "
+            "and it resumes")
 
 
 if __name__ == "__main__":  # pragma: no cover

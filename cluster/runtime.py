@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable
 
 from pydantic import BaseModel
 
@@ -49,6 +50,64 @@ def resolve_address(address: str | None = None) -> str | None:
     return None
 
 
+REACH_TIMEOUT_S = 10.0
+
+
+def check_reachable(address: str) -> None:
+    """A host:port (or ray://host:port) address answers a TCP connection within REACH_TIMEOUT_S, or one
+    `RaystormError` naming it: Ray itself retries an unreachable head for minutes."""
+    import socket
+
+    hostport = address.removeprefix("ray://")
+    if hostport == "auto" or ":" not in hostport:
+        return  # "auto" is resolved by Ray from this machine's running head; nothing to probe here
+    host, _, port = hostport.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_TIMEOUT_S):
+            return
+    except ValueError:
+        raise RaystormError(f"--address {address}: not HOST:PORT (e.g. 10.0.0.5:6379, or auto)") from None
+    except OSError as exc:
+        raise RaystormError(f"no Ray cluster answers at {address} ({exc.strerror or exc}): check the address "
+                            "(`ray status` on the head prints it) and that this machine can reach it") from None
+
+
+JOIN_TIMEOUT_S = 30.0
+
+
+def _quiet_sigterm_warning() -> None:
+    # Ray would set its SIGTERM handler from the main thread; without it, SIGTERM ends this process
+    # and, with it, the thread that joined and the daemons it started: nothing to warn about
+    logging.getLogger("ray._private.worker").addFilter(
+        lambda record: "SIGTERM handler is not set" not in record.getMessage())
+
+
+def _bounded(join: Callable[[], object], address: str) -> None:
+    """`join()` (a `ray.init` with an address) within JOIN_TIMEOUT_S, or one `RaystormError`: something
+    that accepts connections but is no Ray head would keep Ray retrying for minutes. It runs in a thread
+    of its own that lives as long as the process (Ray's daemons, if any, die with the thread that started
+    them), so Ray sets no SIGTERM handler of its own and SIGTERM ends this process at once."""
+    done, error = threading.Event(), []
+
+    def run() -> None:
+        try:
+            join()
+        except BaseException as exc:  # raised again in the caller's thread
+            error.append(exc)
+        finally:
+            done.set()
+        threading.Event().wait()
+
+    _quiet_sigterm_warning()
+    threading.Thread(target=run, name="raystorm-join", daemon=True).start()
+    if not done.wait(JOIN_TIMEOUT_S):
+        raise RaystormError(f"no Ray cluster answered at {address} within {JOIN_TIMEOUT_S:.0f} s (it accepts "
+                            "connections, but is it a Ray head's GCS port? `ray status` on the head prints "
+                            "the address)")
+    if error:
+        raise error[0]
+
+
 def connect_early(address: str | None = None) -> None:
     """Start `connect(address)` in the background: Ray's daemons come up (seconds) while this process
     goes on with its own start-up (imports, the corpus check); the next `connect` waits for it and
@@ -72,10 +131,7 @@ def connect_early(address: str | None = None) -> None:
         # thread): this one lives as long as the process, and goes with it
         threading.Event().wait()
 
-    # Ray would set its SIGTERM handler from the main thread; without it, SIGTERM ends this process
-    # and, with it, that thread and the daemons it started: nothing to warn about
-    logging.getLogger("ray._private.worker").addFilter(
-        lambda record: "SIGTERM handler is not set" not in record.getMessage())
+    _quiet_sigterm_warning()
     thread = threading.Thread(target=start, name="raystorm-connect", daemon=True)
     _early = (thread, done, error)
     thread.start()
@@ -102,7 +158,8 @@ def connect(address: str | None = None, num_cpus: int | None = None,
         _joined = address
         try:
             if address:
-                ray.init(address=address, **common)
+                check_reachable(address)
+                _bounded(lambda: ray.init(address=address, **common), address)
             else:
                 # address="local": always start our own, never attach to another Ray running on this machine
                 ray.init(address="local", num_cpus=num_cpus or os.cpu_count() or 2, include_dashboard=False, **common)

@@ -17,7 +17,8 @@ import httpx
 
 from agents.retry import RetryPolicy  # noqa: F401  (the one schedule; re-exported for the LM settings)
 
-FailureKind = Literal["rate_limited", "server_error", "timeout", "connection", "rejected", "format_refused"]
+FailureKind = Literal["rate_limited", "server_error", "timeout", "connection", "rejected", "format_refused",
+                      "bad_reply"]
 
 # Words a server's error uses when it is the response_format it cannot handle
 # (llama.cpp: 500 "response_format type must be one of "text" or "json_object"").
@@ -34,7 +35,7 @@ class Failure:
 
     @property
     def retryable(self) -> bool:
-        return self.kind in ("rate_limited", "server_error", "timeout", "connection")
+        return self.kind in ("rate_limited", "server_error", "timeout", "connection", "bad_reply")
 
 
 def classify(exc: BaseException, *, structured: bool) -> Failure | None:
@@ -57,6 +58,20 @@ def classify(exc: BaseException, *, structured: bool) -> Failure | None:
     if isinstance(exc, (*sdk_connection, httpx.TransportError, ConnectionError)):
         return Failure("connection", f"could not connect ({type(exc).__name__}: {exc})")
     return None
+
+
+# what a client library raises while reading a reply that is not a chat completion (an HTML page,
+# `{"choices": []}`, no `message`, an error object with status 200, a body cut short)
+_REPLY_SHAPE_ERRORS = (AttributeError, IndexError, KeyError, TypeError, ValueError)
+
+
+def malformed_reply(exc: BaseException) -> Failure | None:
+    """The failure of a request whose reply the client could not read, or None for anything else.
+    Only for exceptions raised inside the client's `create`, where nothing of ours runs."""
+    if not isinstance(exc, _REPLY_SHAPE_ERRORS):
+        return None
+    detail = " ".join(str(exc).split())[:160]
+    return Failure("bad_reply", f"the reply is not an OpenAI chat completion ({type(exc).__name__}: {detail})")
 
 
 def _from_status(status: int, headers: httpx.Headers | dict, text: str, structured: bool) -> Failure:

@@ -23,7 +23,7 @@ from typing import Any, cast
 
 from autogen_core.models import AssistantMessage, ChatCompletionClient, LLMMessage, SystemMessage, UserMessage
 
-from agents.lm.backoff import Failure, RetryPolicy, classify, rejection_hint
+from agents.lm.backoff import Failure, RetryPolicy, classify, malformed_reply, rejection_hint
 from agents.lm.cache import CachedCompletion, CompletionCache, request_key
 from agents.lm.errors import EndpointUnavailableError, ModelOutputError, RequestRejectedError
 from agents.lm.output import (
@@ -43,6 +43,7 @@ from agents.lm.steps import I, NoOfflineImplementation, O, Step, ToolStep
 from agents.lm.usage import KNOWN_PRICES, ModelPrice, UsageLedger, UsageRecord, cost_usd
 
 _log = logging.getLogger(__name__)
+WAIT_NOTICE_S = 10.0  # a request still unanswered after this long says what it waits for
 
 
 @dataclass
@@ -81,7 +82,8 @@ class ChatModel:
     - `output_mode`: the strongest structured-output mode to try; a server that refuses
       it is asked in the next weaker one, and this model then stays there.
     - `create_args`: sent with every request (temperature, max_tokens, seed, ...) and
-      part of the cache key.
+      part of the cache key; `role_args`: per step role, what that role's requests send
+      instead (its own sampling, `LLMSettings.sampling`).
     - `concurrency`: requests in flight at once from this model.
     - `cache`: replay identical requests from disk; `None` sends every request.
     - `ledger`: where runs are recorded (a fresh one if not given; see `.ledger`).
@@ -100,6 +102,7 @@ class ChatModel:
         endpoint: str | None = None,
         output_mode: OutputMode = "json_schema",
         create_args: Mapping[str, Any] | None = None,
+        role_args: Mapping[str, Mapping[str, Any]] | None = None,
         retry: RetryPolicy | None = None,
         concurrency: int = 8,
         cache: CompletionCache | None = None,
@@ -117,6 +120,7 @@ class ChatModel:
         self.endpoint = endpoint or f"(the {type(client).__name__} for '{model}')"
         self.client = client
         self.create_args = dict(create_args or {})
+        self.role_args = {role: dict(args) for role, args in (role_args or {}).items()}
         self.retry = retry or RetryPolicy()
         self.cache = cache
         self.ledger = ledger if ledger is not None else UsageLedger()
@@ -145,9 +149,10 @@ class ChatModel:
                 return output  # None: the server refused tools; the step runs as any other below
         started_at, started = datetime.now(timezone.utc), time.monotonic()
         stats = _CallStats()
+        user = step.render_input(inp)
         messages: list[LLMMessage] = [
-            SystemMessage(content=system_prompt(step)),
-            UserMessage(content=step.render_input(inp), source="user"),
+            SystemMessage(content=system_prompt(step, quotes_documents="<document>" in user)),
+            UserMessage(content=user, source="user"),
         ]
         replies: list[_Reply] = []
         try:
@@ -205,7 +210,7 @@ class ChatModel:
                 "model": self.name,
                 "messages": [{"role": _role(m), "content": m.content} for m in messages],
                 "response_format": fmt,
-                "create_args": self.create_args,
+                "create_args": self.args_for(step.role),
             }
             key = request_key(request)
             stats.first_key = stats.first_key or key
@@ -218,7 +223,7 @@ class ChatModel:
                     return _Reply(hit.text, hit.finish_reason, hit.prompt_tokens, hit.completion_tokens,
                                   key, request, cached=True)
             try:
-                result = await self._send(messages, fmt, stats)
+                result = await self._send(messages, fmt, stats, create_args=request["create_args"])
             except _FormatRefused as refused:
                 weaker = weaker_mode(mode)  # never None: text mode sends no format to refuse
                 if OUTPUT_MODES.index(weaker) > OUTPUT_MODES.index(self._mode):
@@ -226,17 +231,23 @@ class ChatModel:
                     _log.warning("%s refused output mode %s for model '%s' (%s); using %s from now on",
                                  self.endpoint, mode, self.name, refused.failure.reason, weaker)
                 continue
-            text = result.content if isinstance(result.content, str) else str(result.content)
+            # `content: null` reads as an empty reply (repaired, else fallen back), not as the text "None"
+            text = result.content if isinstance(result.content, str) else str(result.content or "")
             usage = result.usage
             stats.prompt_tokens += usage.prompt_tokens
             stats.completion_tokens += usage.completion_tokens
             return _Reply(text, result.finish_reason, usage.prompt_tokens, usage.completion_tokens,
                           key, request, cached=False)
 
+    def args_for(self, role: str) -> dict[str, Any]:
+        """What a request of a step of `role` sends: its role's own arguments, else `create_args`."""
+        return dict(self.role_args.get(role, self.create_args))
+
     async def _send(self, messages: list[LLMMessage], fmt: dict | None, stats: _CallStats,
-                    tools: list | None = None):
-        """One completion, retried through transient failures; `tools`: native function calling."""
-        args = dict(self.create_args)
+                    tools: list | None = None, create_args: Mapping[str, Any] | None = None):
+        """One completion, retried through transient failures; `tools`: native function calling;
+        `create_args`: the step role's (None: `self.create_args`)."""
+        args = dict(self.create_args if create_args is None else create_args)
         if fmt is not None:
             args["response_format"] = fmt
         last: Failure | None = None
@@ -244,11 +255,15 @@ class ChatModel:
             stats.attempts += 1
             try:
                 async with self._semaphore:
-                    return await asyncio.wait_for(
-                        self.client.create(messages, tools=tools or [], extra_create_args=args), self.retry.timeout_s
-                    )
+                    notice = asyncio.get_running_loop().call_later(WAIT_NOTICE_S, self._still_waiting, retry)
+                    try:
+                        return await asyncio.wait_for(
+                            self.client.create(messages, tools=tools or [], extra_create_args=args),
+                            self.retry.timeout_s)
+                    finally:
+                        notice.cancel()
             except Exception as exc:  # classified below; anything unknown is a bug and propagates
-                failure = classify(exc, structured=fmt is not None or bool(tools))
+                failure = classify(exc, structured=fmt is not None or bool(tools)) or malformed_reply(exc)
                 if failure is None:
                     raise
                 if failure.kind == "format_refused":
@@ -261,6 +276,11 @@ class ChatModel:
                 await self._sleep(self.retry.delay(retry, last.retry_after))
         raise EndpointUnavailableError(endpoint=self.endpoint, model=self.name, reason=last.reason,
                                        attempts=self.retry.max_retries + 1)
+
+    def _still_waiting(self, retry: int) -> None:
+        _log.warning("waiting for LLM endpoint %s (model '%s'): no reply after %.0f s; this attempt (%d of %d) "
+                     "gives up after %.0f s (--llm-timeout)", self.endpoint, self.name, WAIT_NOTICE_S, retry + 1,
+                     self.retry.max_retries + 1, self.retry.timeout_s)
 
     async def _store(self, replies: list[_Reply]) -> None:
         if self.cache is None:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import LanguageModel, Step
 from agents.storm.article import numbered
+from agents.storm.persona import PersonaPlan
 from agents.storm.records import Conversation, ConversationLog, Persona
 from agents.storm.steps_research import (
     NOTHING_FOUND,
@@ -26,6 +27,7 @@ from agents.storm.steps_research import (
     render_sources,
 )
 from retrieval.errors import RaystormError
+from retrieval.saved import DamagedFile, load_json
 from retrieval.snippets import Snippet
 
 
@@ -64,11 +66,14 @@ def load_memories(run_dir: str | Path) -> list[PersonaMemory]:
     if not path.is_file():
         raise RaystormError(f"{run_dir} holds no conversation_log.json: give a report's folder, "
                             "e.g. runs/<topic_slug>, after its conversations stage has finished")
-    import json
-
-    log = ConversationLog(conversations=[Conversation.model_validate(c)
-                                         for c in json.loads(path.read_text(encoding="utf-8"))])
+    fix = "rerun the report (`raystorm report TOPIC --force`) to rebuild it"
+    log = ConversationLog(conversations=load_json(path, list[Conversation], fix))
     if not log.conversations:
+        planned = Path(run_dir).expanduser() / "personas.json"
+        plan = load_json(planned, PersonaPlan, fix) if planned.is_file() else None
+        if plan is not None and plan.relevant and plan.personas:  # they converse whenever the topic is covered
+            raise DamagedFile(path, f"lists no conversations, though personas.json has {len(plan.personas)} "
+                                    "personas for a topic the corpus covers: it was emptied or replaced", fix)
         raise RaystormError(f"{run_dir}: the run found nothing about its topic, so it has no personas to interview")
     return memories_of(log)
 

@@ -25,6 +25,7 @@ from agents.storm.outline import outline_text, parse_outline
 from agents.storm.persona import PersonaPlan
 from agents.storm.records import (Article, ArticleSection, Citation, Conversation, ConversationLog, Outline,
                                   SearchResult)
+from retrieval.saved import DamagedFile, load_json
 from retrieval.snippets import InfoEntry, Snippet
 
 STAGES = ("personas", "conversations", "outline", "article", "polish")
@@ -92,8 +93,18 @@ class RunFiles:
     def write_personas(self, plan: PersonaPlan) -> None:
         _write(self.path("personas.json"), plan.model_dump_json(indent=2) + "\n")
 
+    def read_json(self, name: str, shape: Any) -> Any:
+        """A file of this run validated as `shape` (`DamagedFile` names it when it is not)."""
+        return load_json(self.path(name), shape, f"rerun `raystorm report` with --force to rebuild {self.dir.name}")
+
+    def read_text(self, name: str) -> str:
+        try:
+            return self.path(name).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DamagedFile(self.path(name), f"unreadable ({exc})", "rerun `raystorm report` with --force") from None
+
     def read_personas(self) -> PersonaPlan:
-        return PersonaPlan.model_validate_json(self.path("personas.json").read_text(encoding="utf-8"))
+        return self.read_json("personas.json", PersonaPlan)
 
     # --- conversations -------------------------------------------------------------------------
 
@@ -104,10 +115,8 @@ class RunFiles:
         _write(self.path("survey_results.json"), _json([r.model_dump(mode="json") for r in log.survey]))
 
     def read_conversations(self) -> ConversationLog:
-        data = json.loads(self.path("conversation_log.json").read_text(encoding="utf-8"))
-        survey = json.loads(self.path("survey_results.json").read_text(encoding="utf-8"))
-        return ConversationLog(conversations=[Conversation.model_validate(c) for c in data],
-                               survey=[SearchResult.model_validate(r) for r in survey])
+        return ConversationLog(conversations=self.read_json("conversation_log.json", list[Conversation]),
+                               survey=self.read_json("survey_results.json", list[SearchResult]))
 
     # --- outline -------------------------------------------------------------------------------
 
@@ -116,8 +125,7 @@ class RunFiles:
         _write(self.path("storm_gen_outline.txt"), outline_text(refined))
 
     def read_outlines(self) -> tuple[Outline, Outline]:
-        return (parse_outline(self.path("direct_gen_outline.txt").read_text(encoding="utf-8")),
-                parse_outline(self.path("storm_gen_outline.txt").read_text(encoding="utf-8")))
+        return parse_outline(self.read_text("direct_gen_outline.txt")), parse_outline(self.read_text("storm_gen_outline.txt"))
 
     # --- article -------------------------------------------------------------------------------
 
@@ -126,8 +134,8 @@ class RunFiles:
         _write(self.path("storm_gen_article.txt"), article_text(article, with_lead=False))
 
     def read_article(self) -> Article:
-        return read_article_text(self.topic, self.path("storm_gen_article.txt").read_text(encoding="utf-8"),
-                                 json.loads(self.path("url_to_info.json").read_text(encoding="utf-8")))
+        return read_article_text(self.topic, self.read_text("storm_gen_article.txt"),
+                                 self.read_json("url_to_info.json", ReferenceFile).citations)
 
     def write_polished(self, article: Article, table: dict[str, InfoEntry], report: str) -> None:
         """The finished article. A section the writers found nothing for, or that only repeated earlier
@@ -148,8 +156,8 @@ class RunFiles:
 
     def read_polished(self) -> Article:
         return read_article_text(self.topic,
-                                 self.path("storm_gen_article_polished.txt").read_text(encoding="utf-8"),
-                                 json.loads(self.path("url_to_info.json").read_text(encoding="utf-8")),
+                                 self.read_text("storm_gen_article_polished.txt"),
+                                 self.read_json("url_to_info.json", ReferenceFile).citations,
                                  with_lead=True)
 
     # --- run config and call history -----------------------------------------------------------
@@ -195,13 +203,18 @@ def reference_json(article: Article, table: dict[str, InfoEntry]) -> dict:
     }
 
 
-def read_article_text(topic: str, text: str, references: dict, with_lead: bool = False) -> Article:
+class ReferenceFile(BaseModel):
+    """The part of url_to_info.json read back: the article's citations."""
+
+    citations: list[Citation] = []
+
+
+def read_article_text(topic: str, text: str, citations: list[Citation], with_lead: bool = False) -> Article:
     """An `Article` from STORM's article text and url_to_info.json."""
     blocks = re.split(r"(?m)^# (.+)$", text)
     lead = blocks[0].strip() if with_lead else ""
     sections = [ArticleSection(heading=blocks[i].strip(), text=blocks[i + 1].strip())
                 for i in range(1, len(blocks) - 1, 2)]
-    citations = [Citation.model_validate(c) for c in references.get("citations", [])]
     return Article(topic=topic, lead=lead, sections=sections, citations=citations)
 
 
@@ -209,9 +222,21 @@ def read_article_text(topic: str, text: str, references: dict, with_lead: bool =
 
 
 def _ranges(snippets: list[Snippet]) -> str:
-    spans = sorted({(s.line_start, s.line_end) for s in snippets})
+    if any(s.part is not None for s in snippets):  # a PDF's page, a slide or a sheet: each its own lines
+        by_part: dict = {}
+        for s in snippets:
+            by_part.setdefault(s.part, set()).add((s.line_start, s.line_end))
+        order = sorted(by_part, key=lambda p: (p.number, p.name or "") if p else (0, ""))
+        return "; ".join(_ranges_in(by_part[p], "row" if p and p.kind == "sheet" else "line",
+                                    f"{markdown_text(p.label())}, " if p else "") for p in order)
+    return _ranges_in({(s.line_start, s.line_end) for s in snippets}, "line", "")
+
+
+def _ranges_in(found: set[tuple[int, int]], unit: str, prefix: str) -> str:
+    spans = sorted(found)
     text = ", ".join(f"{a}" if a == b else f"{a}–{b}" for a, b in spans)
-    return f"line{'s' if len(spans) > 1 or (spans and spans[0][0] != spans[0][1]) else ''} {text}" if spans else ""
+    return f"{prefix}{unit}{'s' if len(spans) > 1 or (spans and spans[0][0] != spans[0][1]) else ''} {text}" \
+        if spans else ""
 
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]])")  # the rest are markup only at a line's start

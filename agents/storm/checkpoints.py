@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from agents.lm.settings import LLMSettings
 from agents.storm.artifacts import STAGES, RunFiles
 from retrieval.errors import RaystormError
+from retrieval.saved import DamagedFile, load_json
 
 T = TypeVar("T")
 CHECKPOINTS = "checkpoints.json"
@@ -52,14 +53,20 @@ class Checkpoints:
         self.say = say
         self.reused: list[str] = []
         path = files.path(CHECKPOINTS)
-        self.made: dict[str, str] = {} if force or not path.is_file() else json.loads(path.read_text("utf-8"))
+        self.made: dict[str, str] = {} if force or not path.is_file() else load_json(
+            path, dict[str, str], "delete it (the stages are then redone) or rerun with --force")
 
     async def stage(self, name: str, print_: str, make: Callable[[], Awaitable[T]],
                     write: Callable[[T], None], read: Callable[[], T]) -> T:
         if self.holds(name, print_):
-            self.reused.append(name)
-            self.say(name, "reused")
-            return read()
+            try:
+                value = read()
+            except DamagedFile as exc:  # cut short or edited since: made again, not trusted
+                self.say(name, f"redone: {exc}")
+            else:
+                self.reused.append(name)
+                self.say(name, "reused")
+                return value
         self.files.clear(name)
         self.made.pop(name, None)
         self._save()

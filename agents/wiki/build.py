@@ -64,14 +64,14 @@ async def write_page(subject: str, passages: list[Passage], graph: EvidenceGraph
     for statement in out.statements:
         cited = [passages[n - 1] for n in cited_numbers(statement) if 1 <= n <= len(passages)]
         evidence = [pin_statement(statement, p.source, p.path, p.line_start, p.line_end, p.heading_path, cache,
-                                  p.sha256) for p in cited]
+                                  p.sha256, p.part) for p in cited]
         claim = make_claim(f"c{len(claims.claims) + 1}", statement,
                            " > ".join(cited[0].heading_path) if cited else "", evidence)
         if claim:
             claims.claims.append(claim)
         else:
             dropped += 1
-    return claims, dropped
+    return claims.record_roots(), dropped
 
 
 def claim_records(claims: ClaimSet, out: Path) -> list[ClaimRecord]:

@@ -21,6 +21,7 @@ from agents.wiki.claims import (
     read_lines,
     sha256_lines,
 )
+from retrieval import readers
 
 
 class EvidenceCheck(BaseModel):
@@ -28,6 +29,10 @@ class EvidenceCheck(BaseModel):
     was: str  # the pointer before the check
     now: str | None = None  # where the text is now (relocated), or the lines that replaced it (stale)
     stale_lines: tuple[int, int] | None = None
+    reason: str | None = None  # why it is unresolved, when that is not "the text is gone"
+
+
+OUTSIDE = "outside the corpus"
 
 
 class ClaimCheck(BaseModel):
@@ -55,16 +60,15 @@ def _windows(lines: list[str], size: int, digest: str) -> list[int]:
 
 
 def _context_positions(lines: list[str], digest: str | None) -> list[tuple[int, int]]:
-    """(first, last) 1-based lines of each run of CONTEXT_LINES non-blank lines hashing to `digest`."""
+    """(first, last) 1-based lines of each run of CONTEXT_LINES non-blank lines hashing to `digest`, and
+    of the shorter runs that open or close the file (or PDF page): evidence near an edge has less context."""
     if digest is None:
         return []
     nonblank = [i for i, line in enumerate(lines) if line.strip()]
-    out = []
-    for k in range(len(nonblank) - CONTEXT_LINES + 1):
-        picked = nonblank[k: k + CONTEXT_LINES]
-        if sha256_lines([lines[i] for i in picked]) == digest:
-            out.append((picked[0] + 1, picked[-1] + 1))
-    return out
+    runs = [nonblank[k: k + CONTEXT_LINES] for k in range(len(nonblank) - CONTEXT_LINES + 1)]
+    runs += [nonblank[:k] for k in range(1, CONTEXT_LINES)] + [nonblank[-k:] for k in range(1, CONTEXT_LINES)]
+    return [(picked[0] + 1, picked[-1] + 1) for picked in runs
+            if picked and sha256_lines([lines[i] for i in picked]) == digest]
 
 
 def check_evidence(ev: Evidence, lines: list[str] | None) -> tuple[EvidenceCheck, Evidence]:
@@ -78,10 +82,10 @@ def check_evidence(ev: Evidence, lines: list[str] | None) -> tuple[EvidenceCheck
     starts = _windows(lines, size, ev.sha256)
     if starts:
         if len(starts) > 1:  # the same text twice: the copy whose context also matches
-            fitting = [s for s in starts if pin(ev.source, ev.path, lines, s, s + size - 1).before_sha256
+            fitting = [s for s in starts if pin(ev.source, ev.path, lines, s, s + size - 1, part=ev.part).before_sha256
                        == ev.before_sha256] or starts
             starts = sorted(fitting, key=lambda s: abs(s - ev.line_start))
-        moved = pin(ev.source, ev.path, lines, starts[0], starts[0] + size - 1, ev.heading_path)
+        moved = pin(ev.source, ev.path, lines, starts[0], starts[0] + size - 1, ev.heading_path, ev.part)
         return EvidenceCheck(state="relocated", was=was, now=moved.pointer), moved
     # the text is not anywhere: edited in place (its context still frames some lines) or gone
     befores = _context_positions(lines, ev.before_sha256)
@@ -95,7 +99,8 @@ def check_evidence(ev: Evidence, lines: list[str] | None) -> tuple[EvidenceCheck
                 while not lines[last - 1].strip():
                     last -= 1
                 span = (first, last)
-                return EvidenceCheck(state="stale", was=was, now=f"{ev.source}#L{span[0]}-L{span[1]}",
+                now = ev.model_copy(update={"line_start": span[0], "line_end": span[1]}).pointer
+                return EvidenceCheck(state="stale", was=was, now=now,
                                      stale_lines=span), ev
     if bool(befores) != bool(afters) and ev.before_sha256 and ev.after_sha256 and _heading_kept(ev, lines):
         # one side of the context survived and so did its section: the text was edited there
@@ -109,6 +114,8 @@ def _heading_kept(ev: Evidence, lines: list[str]) -> bool:
     if not ev.heading_path:
         return True
     last = ev.heading_path[-1].strip()
+    if ev.part is not None or Path(ev.path).suffix.lower() in readers.SUFFIXES:  # headings are plain lines
+        return any(line.strip() == last for line in lines)
     return any(line.lstrip("#").strip() == last for line in lines if line.startswith("#"))
 
 
@@ -118,9 +125,14 @@ def check_claim_set(claims: ClaimSet, cache: dict[str, list[str] | None]) -> tup
     for claim in claims.claims:
         checks, moved = [], []
         for ev in claim.evidence:
-            if ev.path not in cache:
-                cache[ev.path] = read_lines(ev.path)
-            result, now = check_evidence(ev, cache[ev.path])
+            if not claims.inside(ev.path):  # never opened: the check is no oracle for other files
+                checks.append(EvidenceCheck(state="unresolved", was=ev.pointer, reason=OUTSIDE))
+                moved.append(ev)
+                continue
+            key = ev.path if ev.part is None else f"{ev.path}#{ev.part.label()}"  # a page is re-extracted once
+            if key not in cache:
+                cache[key] = read_lines(ev.path, ev.part)
+            result, now = check_evidence(ev, cache[key])
             checks.append(result)
             moved.append(now)
             changed |= now is not ev

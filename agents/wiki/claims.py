@@ -9,12 +9,14 @@ that was edited in place can be told from text that is gone.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from retrieval.documents import Part
 from retrieval.errors import RaystormError
 
 CONTEXT_LINES = 2
@@ -35,10 +37,12 @@ class Evidence(BaseModel):
     before_sha256: str | None = None  # of the CONTEXT_LINES non-blank lines just before
     after_sha256: str | None = None  # and just after
     heading_path: list[str] = Field(default_factory=list)
+    part: Part | None = None  # the PDF page, slide or sheet the lines count within
 
     @property
     def pointer(self) -> str:
-        return f"{self.source}#L{self.line_start}-L{self.line_end}"
+        where = f"{self.part.label()}:" if self.part is not None else ""
+        return f"{self.source}#{where}L{self.line_start}-L{self.line_end}"
 
 
 class Claim(BaseModel):
@@ -57,9 +61,27 @@ class ClaimSet(BaseModel):
     collection: str | None = None
     written_by: str = ""  # the model that wrote the statements
     claims: list[Claim] = Field(default_factory=list)
+    # the folders of the collection's files the claims were built from: a check opens nothing else
+    roots: list[str] = Field(default_factory=list)
+
+    def record_roots(self) -> "ClaimSet":
+        """Record, once the claims are made, the folders their evidence files lie in."""
+        folders = sorted({str(Path(os.path.realpath(ev.path)).parent) for c in self.claims for ev in c.evidence})
+        self.roots = [f for f in folders if not any(f.startswith(r.rstrip("/") + "/") for r in folders if r != f)]
+        return self
+
+    def inside(self, path: str) -> bool:
+        """Is `path`, links followed, inside the recorded roots (a claims file naming /etc/passwd is not)?"""
+        real = os.path.realpath(path)
+        return any(real.startswith(root.rstrip("/") + "/") for root in self.roots)
 
 
-def read_lines(path: str | Path) -> list[str] | None:
+def read_lines(path: str | Path, part: Part | None = None) -> list[str] | None:
+    """A file's lines; for a PDF, Word, PowerPoint or Excel file, the lines of `part` extracted again."""
+    from retrieval import readers
+
+    if part is not None or Path(path).suffix.lower() in readers.SUFFIXES:
+        return readers.part_lines(path, part)
     try:
         return Path(path).read_text(encoding="utf-8-sig").splitlines()
     except (OSError, UnicodeError):
@@ -87,7 +109,7 @@ def _nonblank_after(lines: list[str], index: int) -> list[str]:
 
 
 def pin(source: str, path: str, lines: list[str], line_start: int, line_end: int,
-        heading_path: list[str] | None = None) -> Evidence:
+        heading_path: list[str] | None = None, part: Part | None = None) -> Evidence:
     """Evidence for lines line_start..line_end (1-based) of a file read as `lines`."""
     if not 1 <= line_start <= line_end <= len(lines):
         raise RaystormError(f"lines {line_start}-{line_end} are outside {path} ({len(lines)} lines)")
@@ -95,7 +117,8 @@ def pin(source: str, path: str, lines: list[str], line_start: int, line_end: int
     return Evidence(source=source, path=path, line_start=line_start, line_end=line_end,
                     sha256=sha256_lines(lines[line_start - 1: line_end]),
                     before_sha256=sha256_lines(before) if before else None,
-                    after_sha256=sha256_lines(after) if after else None, heading_path=heading_path or [])
+                    after_sha256=sha256_lines(after) if after else None, heading_path=heading_path or [],
+                    part=part)
 
 
 def normalize(text: str) -> str:

@@ -28,8 +28,8 @@ def report_claims(article: Article, page: str = "report.md", written_by: str = "
                 holding = [s for s in snippets if core(sentence).lower() in " ".join(core(s.text).split()).lower()]
                 for s in holding[:1] or snippets:
                     evidence.append(pin_statement(sentence, s.url, s.path, s.line_start, s.line_end,
-                                                  s.heading_path, cache, sha256_text(s.text)))
+                                                  s.heading_path, cache, sha256_text(s.text), s.part))
             claim = make_claim(f"r{len(claims.claims) + 1}", sentence, section, evidence)
             if claim:
                 claims.claims.append(claim)
-    return claims
+    return claims.record_roots()

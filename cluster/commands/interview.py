@@ -15,6 +15,8 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from cluster.commands.common import info, relative_source, run_async
 
 INTERVIEWS = "interviews.jsonl"
@@ -44,6 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _panel(memories, args) -> list:
     from retrieval.errors import UsageError
+    from retrieval.saved import load_json
 
     if args.all:
         return list(memories)
@@ -56,6 +59,12 @@ def _panel(memories, args) -> list:
         names = ", ".join(m.persona.name for m in memories)
         raise UsageError(f"no persona named '{args.persona}' in this run; its personas: {names}")
     return found[:1]
+
+
+class RunTopic(BaseModel):
+    """The one field of a run's run_config.json an interview reads."""
+
+    topic: str
 
 
 def run(args: argparse.Namespace) -> int:
@@ -71,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.run_dir}: no such folder; give a report's folder, e.g. runs/<topic_slug>")
     memories = load_memories(run_dir)
     config = run_dir / "run_config.json"
-    topic = json.loads(config.read_text(encoding="utf-8"))["topic"] if config.is_file() else run_dir.name
+    topic = load_json(config, RunTopic, "rerun the report to rebuild it").topic if config.is_file() else run_dir.name
     panel = _panel(memories, args)
     settings = StoreSettings.resolve(args.data_dir)
     nlp = TextToolkit(embed=shared_dense(settings.dense_model, settings.models_dir).embed)

@@ -56,7 +56,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps([{"rank": h.rank, "passage_id": h.passage.passage_id, "title": h.passage.title,
                            "source": h.passage.source, "url": h.passage.url, "path": h.passage.path,
                            "record": h.passage.record, "line_start": h.passage.line_start,
-                           "line_end": h.passage.line_end, "score": h.score, "text": h.passage.text,
+                           "line_end": h.passage.line_end, **_part_fields(h.passage.part),
+                           "char_start": h.passage.char_start, "char_end": h.passage.char_end,
+                           "score": h.score, "text": h.passage.text,
                            "status": h.status.model_dump(mode="json", exclude={"via_edges"}) if h.status else None}
                           for h in hits], ensure_ascii=False, indent=1))
         return 0
@@ -67,8 +69,16 @@ def run(args: argparse.Namespace) -> int:
         where = " > ".join(p.heading_path)
         print(f"{h.rank}. {p.title}{' > ' + where if where else ''}  (score {h.score:.3f})")
         chars = f", chars {p.char_start}-{p.char_end}" if p.char_start is not None else ""
-        print(f"   {place_of(p.source, p.path, p.line_start, p.line_end)}{chars}")
+        print(f"   {place_of(p.source, p.path, p.line_start, p.line_end, p.part)}{chars}")
         if h.status and h.status.state != "current":  # from the evidence graph
             print(f"   [{h.status.line()}]")
         print(textwrap.indent(textwrap.shorten(p.text.replace("\n", " "), 300), "   "))
     return 0
+
+
+def _part_fields(part) -> dict:
+    """A PDF's "page", a deck's "slide" (numbers) or a workbook's "sheet" (its name), when the
+    passage's lines count within one."""
+    if part is None:
+        return {}
+    return {"sheet": part.name} if part.kind == "sheet" else {part.kind: part.number}

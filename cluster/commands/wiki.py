@@ -89,7 +89,8 @@ def run_check(args: argparse.Namespace) -> int:
     for c in report.claims:
         if c.state == "ok":
             continue
-        where = "; ".join(f"{e.was}" + (f" -> {e.now}" if e.now else "") for e in c.evidence if e.state != "ok")
+        where = "; ".join(f"{e.was}" + (f" -> {e.now}" if e.now else "") + (f" ({e.reason})" if e.reason else "")
+                          for e in c.evidence if e.state != "ok")
         print(f"{c.state:10} {relative_source(c.page)} {c.claim_id}: {c.text[:90]}\n{'':11}{where}")
     counts = ", ".join(f"{n} {s}" for s, n in report.counts.items())
     print(f"{len(report.claims)} claims: {counts} ({report.files_read} source files read, "
