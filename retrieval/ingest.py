@@ -18,6 +18,7 @@ from retrieval.documents import Document, Passage
 from retrieval.embeddings import DenseEmbedder, SparseEmbedder
 from retrieval.errors import EmptyCorpus
 from retrieval.loaders import HIDDEN, Skipped, load_paths
+from retrieval.readers import PageProgress
 from retrieval.splitter import DEFAULT_MAX_WORDS, split_document
 from retrieval.store import PassageStore, check_collection_name
 
@@ -63,12 +64,13 @@ class Ingestor:
         self.batch = batch
 
     def ingest_paths(self, paths: Sequence[str | Path], collection: str, prune: bool = False,
-                     progress: Progress | None = None, on_skip: Callable[[Skipped], None] | None = None
-                     ) -> IngestSummary:
+                     progress: Progress | None = None, on_skip: Callable[[Skipped], None] | None = None,
+                     on_page: PageProgress | None = None) -> IngestSummary:
+        """`on_page(file, pages read, pages)` follows each PDF (and deck, workbook) as it is read."""
         started = time.perf_counter()
         check_collection_name(collection)
         documents, skipped = [], []
-        for item in load_paths(list(paths)):
+        for item in load_paths(list(paths), on_page):
             if isinstance(item, Skipped):
                 skipped.append(item)
                 if on_skip:
@@ -88,7 +90,8 @@ class Ingestor:
         started = time.perf_counter()
         check_collection_name(collection)
         if not documents and not (prune_under and self.store.exists(collection)):
-            raise EmptyCorpus("no loadable documents found: raystorm reads .md .txt .html .json .jsonl .csv")
+            raise EmptyCorpus("no loadable documents found: raystorm reads .md .txt .html .json .jsonl .csv "
+                              ".pdf .docx .pptx .xlsx")
         passages = [p for doc in documents for p in split_document(doc, self.max_words)]
         summary = IngestSummary(collection=collection, documents=len(documents), passages=len(passages))
         if documents:

@@ -2,7 +2,8 @@
 
 Formats: Markdown (front matter `title:`/`url:` honoured), plain text, HTML (text
 only), JSON/JSONL (records with a `text` or `content` field plus `title`/`url`),
-and CSV in STORM's VectorRM layout (`content`, `title`, `url`, `description`).
+and CSV in STORM's VectorRM layout (`content`, `title`, `url`, `description`); PDF, Word,
+PowerPoint and Excel through `retrieval.readers`, cited to page, slide or sheet and line.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from typing import Iterator
 
 from pydantic import BaseModel
 
-from retrieval import formats
+from retrieval import formats, readers
 from retrieval.documents import Document, Segment
 
 SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".text": "text",
-            ".html": "html", ".htm": "html", ".json": "json", ".jsonl": "jsonl", ".csv": "csv"}
+            ".html": "html", ".htm": "html", ".json": "json", ".jsonl": "jsonl", ".csv": "csv",
+            **readers.SUFFIXES}
 TEXT_FIELDS = ("text", "content", "paragraph_text", "body")
 
 
@@ -28,12 +30,17 @@ class Skipped(BaseModel):
     reason: str
 
 
+HIDDEN = "hidden (name starts with '.')"
+
+
 class _Skip(Exception):
     pass
 
 
 def iter_files(paths: list[str | Path]) -> Iterator[Path | Skipped]:
-    """Every candidate file under `paths`, sorted; hidden files and folders are passed over."""
+    """Every candidate file under `paths`, sorted. Hidden files and folders are passed over, and so is
+    a symbolic link that leads out of the path it was found under (reported, never followed): ingest
+    reads only what is inside the paths it was given."""
     for raw in paths:
         path = Path(raw).expanduser()
         if not path.exists():
@@ -41,13 +48,37 @@ def iter_files(paths: list[str | Path]) -> Iterator[Path | Skipped]:
         elif path.is_file():
             yield _resolved(path)
         elif path.is_dir():
-            for root, dirs, files in os.walk(path, onerror=None):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            root = path.resolve()
+            for folder, dirs, files in os.walk(root):  # never descends into a linked folder
+                here = Path(folder)
+                for name in [d for d in dirs if (here / d).is_symlink() and not d.startswith(".")]:
+                    outside = _outside(here / name, root)
+                    if outside:
+                        yield Skipped(path=str(here / name), reason=outside)
+                yield from (Skipped(path=str(here / d), reason=HIDDEN) for d in sorted(dirs) if d.startswith("."))
+                dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (here / d).is_symlink())
                 for name in sorted(files):
-                    if not name.startswith("."):
-                        yield _resolved(Path(root) / name)
+                    if name.startswith("."):
+                        yield Skipped(path=str(here / name), reason=HIDDEN)
+                        continue
+                    outside = _outside(here / name, root)
+                    yield Skipped(path=str(here / name), reason=outside) if outside else _resolved(here / name)
         else:
             yield Skipped(path=str(path), reason="not a regular file")
+
+
+def _outside(path: Path, root: Path) -> str | None:
+    """Why a symbolic link under `root` is not followed, or None for anything that stays inside."""
+    if not path.is_symlink():
+        return None
+    try:
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:  # a dangling link or a loop (RuntimeError in Python 3.11)
+        return f"unreadable: broken symbolic link ({exc})"
+    if target != root and root not in target.parents:
+        kind = "folder" if target.is_dir() else "file"
+        return f"symbolic link to a {kind} outside {root} ({target}): not followed"
+    return None  # inside: a linked folder's files are read where they are
 
 
 def _resolved(path: Path) -> Path | Skipped:
@@ -75,10 +106,12 @@ def read_text(path: Path) -> str:
                     f"`iconv -f latin1 -t utf-8`") from exc
 
 
-def load_file(path: Path) -> tuple[list[Document], list[Skipped]]:
+def load_file(path: Path, on_page: readers.PageProgress | None = None) -> tuple[list[Document], list[Skipped]]:
     kind = SUFFIXES.get(path.suffix.lower())
     if kind is None:
         return [], [Skipped(path=str(path), reason=f"unsupported file type '{path.suffix or path.name}'")]
+    if kind in readers.SUFFIXES.values():
+        return _extracted_document(path, on_page)
     try:
         text = read_text(path)
         if kind in ("markdown", "text", "html"):
@@ -90,12 +123,14 @@ def load_file(path: Path) -> tuple[list[Document], list[Skipped]]:
         return [], [Skipped(path=str(path), reason=f"malformed {kind}: {exc}")]
 
 
-def load_paths(paths: list[str | Path]) -> Iterator[Document | Skipped]:
+def load_paths(paths: list[str | Path], on_page: readers.PageProgress | None = None
+               ) -> Iterator[Document | Skipped]:
+    """Every document under `paths`, and every file skipped; `on_page` follows a PDF page by page."""
     for item in iter_files(paths):
         if isinstance(item, Skipped):
             yield item
             continue
-        documents, skipped = load_file(item)
+        documents, skipped = load_file(item, on_page)
         yield from skipped
         yield from documents
 
@@ -123,6 +158,33 @@ def _text_document(path: Path, kind: str, text: str) -> Document:
     doc = Document(doc_id=Document.make_id(str(path), None), path=str(path), url=meta.get("url") or None,
                    title=title, description=meta.get("description") or None, tags=tags, segments=segments)
     return doc
+
+
+def _extracted_document(path: Path, on_page: readers.PageProgress | None = None
+                        ) -> tuple[list[Document], list[Skipped]]:
+    """A PDF, Word, PowerPoint or Excel file as one document, or the one line saying why not."""
+    try:
+        extracted = readers.extract(path)
+        done = 0
+
+        def read_one(_) -> None:
+            nonlocal done
+            done += 1
+            on_page(path, done, extracted.count)
+
+        segments = readers.segments_of(extracted.parts, read_one if on_page else None)
+    except readers.Unreadable as exc:
+        return [], [Skipped(path=str(path), reason=str(exc))]
+    except Exception as exc:  # a parser's error on a malformed file skips that file, never the ingest
+        return [], [Skipped(path=str(path), reason=f"unreadable {path.suffix.lower()} ({type(exc).__name__}: {exc})")]
+    # untitled: the first line, when it reads as a title (a spreadsheet's first row never does)
+    first_line = segments[0].text.strip() if segments and path.suffix.lower() not in (".xlsx", ".xlsm") else ""
+    title = extracted.title or (first_line if 0 < len(first_line.split()) <= 15 else _title_from_name(path))
+    segments = _drop_title_heading(segments, title)
+    if not any(not s.is_heading for s in segments):
+        return [], [Skipped(path=str(path), reason="no text content")]
+    return [Document(doc_id=Document.make_id(str(path), None), path=str(path), title=title,
+                     segments=segments)], []
 
 
 def _first_heading(segments: list[Segment]) -> str | None:

@@ -16,7 +16,7 @@ from typing import Sequence
 
 from pydantic import BaseModel, Field
 
-from retrieval.documents import Passage, sha256_text
+from retrieval.documents import Part, Passage, sha256_text
 from retrieval.errors import RaystormError
 
 _ID_NAMESPACE = uuid.UUID("2d0a4f1e-8b7c-4c39-a7f5-3f0e9c1d6b42")
@@ -34,11 +34,13 @@ class Snippet(BaseModel):
     passage_id: str
     heading_path: list[str] = Field(default_factory=list)
     record: int | None = None
+    part: Part | None = None  # the PDF page, slide or sheet the lines count within
 
     @classmethod
     def from_passage(cls, p: Passage) -> "Snippet":
         return cls(url=p.source, title=p.title, text=p.text, path=p.path, line_start=p.line_start,
-                   line_end=p.line_end, passage_id=p.passage_id, heading_path=p.heading_path, record=p.record)
+                   line_end=p.line_end, passage_id=p.passage_id, heading_path=p.heading_path, record=p.record,
+                   part=p.part)
 
     @property
     def source_key(self) -> str:

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from retrieval.documents import Passage
+from retrieval.documents import Part, Passage
 
 NO_INFORMATION = "No relevant information found"
 
@@ -49,12 +49,13 @@ class Citation(BaseModel):
     line_start: int
     line_end: int
     text: str
+    part: Part | None = None  # the PDF page, slide or sheet the lines count within
 
     @classmethod
     def of(cls, n: int, passage: Passage) -> "Citation":
         return cls(n=n, title=passage.title, source=passage.source, path=passage.path,
                    line_start=passage.line_start,
-                   line_end=passage.line_end, text=passage.text)
+                   line_end=passage.line_end, text=passage.text, part=passage.part)
 
 
 class AgentAnswer(BaseModel):

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 def _hint(**limits) -> dict:
     return {"json_schema_extra": limits}
 
+from retrieval.documents import Part
 from retrieval.snippets import Snippet
 
 THANK_YOU = "Thank you so much for your help!"
@@ -53,17 +54,18 @@ class SearchResult(BaseModel):
     passage_id: str
     heading_path: list[str] = Field(default_factory=list)
     record: int | None = None
+    part: Part | None = None  # the PDF page, slide or sheet the lines count within
 
     @classmethod
     def from_snippet(cls, s: Snippet) -> "SearchResult":
         return cls(url=s.url, title=s.title, description=" > ".join(s.heading_path), snippets=[s.text],
                    path=s.path, line_start=s.line_start, line_end=s.line_end, passage_id=s.passage_id,
-                   heading_path=s.heading_path, record=s.record)
+                   heading_path=s.heading_path, record=s.record, part=s.part)
 
     def to_snippet(self) -> Snippet:
         return Snippet(url=self.url, title=self.title, text=self.snippets[0], path=self.path,
                        line_start=self.line_start, line_end=self.line_end, passage_id=self.passage_id,
-                       heading_path=self.heading_path, record=self.record)
+                       heading_path=self.heading_path, record=self.record, part=self.part)
 
 
 class DialogueTurn(BaseModel):

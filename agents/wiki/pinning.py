@@ -13,6 +13,7 @@ from agents.wiki.claims import (
     read_lines,
     sha256_lines,
 )
+from retrieval.documents import Part
 from retrieval.graph.current import without_history
 
 _MARKERS = re.compile(r"\s*\[\d+(?:\s*[,–-]\s*\d+)*\]")
@@ -29,23 +30,25 @@ def core(statement: str) -> str:
 
 
 class LineCache:
-    """Files read once per build or check."""
+    """Files (and a PDF's pages, a deck's slides, a workbook's sheets) read once per build or check."""
 
     def __init__(self):
-        self.files: dict[str, list[str] | None] = {}
+        self.files: dict[tuple[str, Part | None], list[str] | None] = {}
 
-    def lines(self, path: str) -> list[str] | None:
-        if path not in self.files:
-            self.files[path] = read_lines(path)
-        return self.files[path]
+    def lines(self, path: str, part: Part | None = None) -> list[str] | None:
+        if (path, part) not in self.files:
+            self.files[(path, part)] = read_lines(path, part)
+        return self.files[(path, part)]
 
 
 def pin_statement(statement: str, source: str, path: str, line_start: int, line_end: int,
-                  heading_path: list[str], cache: LineCache, passage_sha256: str | None = None) -> Evidence | None:
+                  heading_path: list[str], cache: LineCache, passage_sha256: str | None = None,
+                  part: Part | None = None) -> Evidence | None:
     """Evidence for `statement` inside lines line_start..line_end of `path`: the fewest lines holding its
     words; when no lines hold them (a paraphrase), the whole range, if the file still has the passage's
-    text there (`passage_sha256`). None when neither holds: the source changed since it was read."""
-    lines = cache.lines(path)
+    text there (`passage_sha256`). None when neither holds: the source changed since it was read.
+    `part`: the page, slide or sheet the lines count within."""
+    lines = cache.lines(path, part)
     if lines is None or line_end > len(lines):
         return None
     words = core(statement)
@@ -55,7 +58,7 @@ def pin_statement(statement: str, source: str, path: str, line_start: int, line_
         a, b = line_start, line_end
     else:
         return None
-    return pin(source, path, lines, a, b, heading_path)
+    return pin(source, path, lines, a, b, heading_path, part)
 
 
 def make_claim(claim_id: str, statement: str, section: str, evidence: list[Evidence | None]) -> Claim | None:

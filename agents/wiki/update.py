@@ -45,7 +45,7 @@ async def rederive(claims: ClaimSet, models: LanguageModel, cache: LineCache) ->
         new = None
         if state == "stale" and spans:
             ev, (a, b) = spans[0]
-            lines = cache.lines(ev.path) or []
+            lines = cache.lines(ev.path, ev.part) or []
             text = "\n".join(lines[a - 1: b])
             out = await models.run(WritePage, PageInput(subject=claims.title, sources=[
                 NumberedSource(n=1, title=claims.title, section=claim.section, text=text)]))
@@ -54,7 +54,7 @@ async def rederive(claims: ClaimSet, models: LanguageModel, cache: LineCache) ->
             statement = max(said, key=lambda s: (len(_words(s) & _words(claim.text)), -said.index(s)), default=None)
             if statement:
                 new = make_claim(claim.id, statement, claim.section, [
-                    pin_statement(statement, ev.source, ev.path, a, b, ev.heading_path, cache)])
+                    pin_statement(statement, ev.source, ev.path, a, b, ev.heading_path, cache, part=ev.part)])
         if new:
             kept_claims.append(new)
             rewritten += 1

@@ -202,7 +202,7 @@ def print_answer(answer) -> None:
     elif answer.short_answer:
         print(f"Short answer: {answer.short_answer}  (confidence {answer.confidence:.2f}, {answer.answer_type})")
         for c in answer.answer_support:
-            print(f"  stated in [{c.title}] {place_of(c.source, c.path, c.line_start, c.line_end)}")
+            print(f"  stated in [{c.title}] {place_of(c.source, c.path, c.line_start, c.line_end, c.part)}")
     print(f"\nAnswer ({answer.strategy}):")
     print(textwrap.indent(textwrap.fill(answer.answer, 100), "  "))
     print("\nHops:")
@@ -210,9 +210,9 @@ def print_answer(answer) -> None:
         said = "(nothing found)" if found_nothing(hop.answer) else textwrap.shorten(hop.answer, 160)
         print(f"  {i}. {hop.query}\n     -> {said}")
         for p in hop.supporting_passages:
-            print(f"        [{p.title}] {place_of(p.source, p.path, p.line_start, p.line_end)}")
+            print(f"        [{p.title}] {place_of(p.source, p.path, p.line_start, p.line_end, p.part)}")
     print("\nSources:")
     if not answer.citations:
         print("  (none)")
     for c in answer.citations:
-        print(f"  [{c.n}] {c.title} — {place_of(c.source, c.path, c.line_start, c.line_end)}")
+        print(f"  [{c.n}] {c.title} — {place_of(c.source, c.path, c.line_start, c.line_end, c.part)}")

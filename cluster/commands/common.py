@@ -62,10 +62,15 @@ def relative_source(source: str) -> str:
         return source
 
 
-def place_of(source: str, path: str, line_start: int, line_end: int) -> str:
-    """Where a passage is: "url:lines (file)", or "file:lines" when it has no URL. The file is
-    always named, as several files may claim one URL."""
-    place = f"{relative_source(source)}:{line_start}-{line_end}"
+def place_of(source: str, path: str, line_start: int, line_end: int, part=None) -> str:
+    """Where a passage is: "url:lines (file)", or "file:lines" when it has no URL; in a PDF, a deck or
+    a workbook, "file, p. 3, lines 12–18". The file is always named, as several files may claim one URL."""
+    if part is not None:
+        from retrieval.documents import line_range
+
+        place = f"{relative_source(source)}, {line_range(part, line_start, line_end)}"
+    else:
+        place = f"{relative_source(source)}:{line_start}-{line_end}"
     return f"{place} ({relative_source(path)})" if path and path != source else place
 
 

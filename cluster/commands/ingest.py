@@ -10,8 +10,9 @@ from cluster.commands.common import add_store_arguments, collection_name, count,
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "ingest", help="load files into a searchable collection",
-        description="Load .md .txt .html .json .jsonl .csv files (and directory trees) into a collection: "
-                    "passages with line ranges, dense + BM25 vectors, in Qdrant. Re-ingesting is cheap: "
+        description="Load .md .txt .html .json .jsonl .csv .pdf .docx .pptx .xlsx files (and directory trees) into "
+                    "a collection: passages with line ranges (and page, slide or sheet), dense + BM25 vectors, in "
+                    "Qdrant. Re-ingesting is cheap: "
                     "unchanged passages are not embedded again, a changed file replaces only its own passages.")
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or directories to ingest")
     p.add_argument("--collection", "-c", required=True, type=collection_name,
@@ -24,6 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     add_store_arguments(p)
     p.set_defaults(func=run)
+
+
+PAGE_BAR_FROM = 20  # pages: a shorter file reads in a blink
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,16 +49,31 @@ def run(args: argparse.Namespace) -> int:
             bar = tqdm(total=total, unit="passage", desc="embedding", leave=False)
         bar.update(done - bar.n)
 
+    pages = None  # one bar a file, page by page, for a long PDF
+
+    def page_read(path, done: int, total: int | None) -> None:
+        nonlocal pages
+        if args.quiet or not total or total < PAGE_BAR_FROM:
+            return
+        if pages is None or done == 1:
+            if pages is not None:
+                pages.close()
+            pages = tqdm(total=total, unit="page", desc=f"reading {path.name}", leave=False)
+        pages.update(done - pages.n)
+        if done == total:
+            pages.close()
+
     def skipped(item) -> None:
         if item.reason != HIDDEN:  # counted in the summary, not listed
             info(f"skipped {relative_source(item.path)}: {item.reason}")
 
     try:
         summary = ingestor.ingest_paths(args.paths, args.collection, prune=args.prune,
-                                        progress=progress, on_skip=skipped)
+                                        progress=progress, on_skip=skipped, on_page=page_read)
     finally:
-        if bar is not None:
-            bar.close()
+        for shown in (pages, bar):
+            if shown is not None:
+                shown.close()
         ingestor.store.close()
     for line in summary.warnings(relative_source):
         info(line)

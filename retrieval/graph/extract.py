@@ -87,8 +87,10 @@ def document_record(doc: Document, passages: list[Passage]) -> DocumentRecord:
             edges += _typed("supersedes", me, value, "front matter", i, i, line, keyset, reverse=True)
     # sections, header lines, reference text
     sections: dict[tuple[str, ...], SectionRecord] = {}
-    first_section = min((s.line_start for s in doc.segments if s.heading_path), default=None)
-    for seg in doc.segments:
+    # the header is what comes before the first section, in reading order (a PDF numbers each page's
+    # lines from 1, so a line number alone does not say what comes first)
+    first_section = next((i for i, s in enumerate(doc.segments) if s.heading_path), None)
+    for index, seg in enumerate(doc.segments):
         hp = tuple(seg.heading_path)
         if hp:
             sec = sections.setdefault(hp, SectionRecord(node_id=section_id(me, list(hp)), heading_path=list(hp),
@@ -97,7 +99,7 @@ def document_record(doc: Document, passages: list[Passage]) -> DocumentRecord:
         if seg.is_heading:
             continue
         source = section_id(me, list(hp))
-        in_header = first_section is None or seg.line_start < first_section
+        in_header = first_section is None or index < first_section
         context: list[str] = []  # keys named so far in this paragraph: whom an "It ..." speaks of
         for offset, line in enumerate(seg.text.split("\n")):
             n = seg.line_start + offset if doc.record is None else seg.line_start

@@ -187,7 +187,8 @@ def test_csv_vectorrm_with_quoted_multiline_cell(tmp_path):
     ("empty.md", b"", "empty file"),
     ("blank.txt", b"  \n\n\t\n", "empty file"),
     ("headings.md", b"# Only\n## Headings\n", "no text content"),
-    ("report.pdf", b"%PDF-1.4", "unsupported file type '.pdf'"),
+    ("report.pdf", b"%PDF-1.4", "corrupt or not a PDF"),
+    ("slides.key", b"keynote", "unsupported file type '.key'"),
     ("broken.json", b'[{"title": "x", "text": ', "malformed json"),
     ("numbers.json", b"[1, 2, 3]", "no records"),
 ])
