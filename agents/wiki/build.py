@@ -77,7 +77,8 @@ async def write_page(subject: str, passages: list[Passage], graph: EvidenceGraph
 def claim_records(claims: ClaimSet, out: Path) -> list[ClaimRecord]:
     """A page's claims as the evidence graph keeps them (nodes with `cites` edges to passages)."""
     return [ClaimRecord(id=f"claim:{claims.page}#{c.id}", text=c.text, wiki=str(out.resolve()),
-                        evidence=[ClaimPointer(path=e.path, line_start=e.line_start, line_end=e.line_end)
+                        evidence=[ClaimPointer(path=e.path, line_start=e.line_start, line_end=e.line_end,
+                                               part=e.part)
                                   for e in c.evidence])
             for c in claims.claims]
 

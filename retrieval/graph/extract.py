@@ -108,7 +108,7 @@ def document_record(doc: Document, passages: list[Passage]) -> DocumentRecord:
         sec.line_end = max(s.line_end for p, s in sections.items() if p[: len(hp)] == hp)
     record.sections = list(sections.values())
     record.passages = [PassageRecord(passage_id=p.passage_id, heading_path=p.heading_path,
-                                     line_start=p.line_start, line_end=p.line_end) for p in passages]
+                                     line_start=p.line_start, line_end=p.line_end, part=p.part) for p in passages]
     record.edges = _dedupe(edges)
     record.effective_date = parse_date(record.effective)
     record.digest = hashlib.sha256(record.model_dump_json(exclude={"digest"}).encode()).hexdigest()

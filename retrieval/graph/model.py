@@ -13,6 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from retrieval.documents import Part
+
 EdgeType = Literal["supersedes", "amends", "refers_to", "attaches_to", "cites"]
 InverseType = Literal["superseded_by", "amended_by", "referred_by", "attached", "cited_by"]
 Via = Literal["front matter", "header line", "reference text", "edition order", "claim evidence"]
@@ -59,6 +61,7 @@ class PassageRecord(BaseModel):
     heading_path: list[str] = Field(default_factory=list)
     line_start: int
     line_end: int
+    part: Part | None = None  # the PDF page, slide or sheet the lines count within
 
 
 class DocumentRecord(BaseModel):
@@ -87,6 +90,7 @@ class ClaimPointer(BaseModel):
     path: str
     line_start: int
     line_end: int
+    part: Part | None = None
 
 
 class ClaimRecord(BaseModel):

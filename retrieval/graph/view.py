@@ -84,7 +84,7 @@ class EvidenceGraph:
                 if r.path != ev.path:
                     continue
                 for p in r.passages:
-                    if p.line_start <= ev.line_end and ev.line_start <= p.line_end:
+                    if p.part == ev.part and p.line_start <= ev.line_end and ev.line_start <= p.line_end:
                         out.append(Edge(type="cites", source=claim.id, target=p.passage_id, via="claim evidence",
                                         path=ev.path, line_start=ev.line_start, line_end=ev.line_end,
                                         quote=claim.text[:200]))

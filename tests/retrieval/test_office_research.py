@@ -157,3 +157,17 @@ def test_a_claim_over_a_pdf_is_stale_when_the_pdf_changes_and_ok_when_it_does_no
     report = check_folder(wiki, write=False)
     assert report.counts["stale"] == 1
     assert report.claims[0].evidence[0].now.endswith("#p. 2:L2-L2")
+
+
+def test_a_claim_on_one_pdf_page_cites_only_that_pages_passage(tmp_path):
+    from retrieval.graph.extract import document_record
+    from retrieval.graph.model import ClaimPointer, ClaimRecord
+    from retrieval.graph.view import EvidenceGraph
+
+    doc = load_file(write_pdf(tmp_path / "b.pdf", BULLETIN_PAGES, OUTLINE))[0][0]
+    passages = split_document(doc)
+    claim = ClaimRecord(id="claim:x#c1", text="deductible", wiki=str(tmp_path), evidence=[
+        ClaimPointer(path=doc.path, line_start=2, line_end=2, part=Part(kind="page", number=2))])
+    graph = EvidenceGraph([document_record(doc, passages)], [claim])
+    cited = {e.target for e in graph.edges if e.type == "cites"}
+    assert cited == {p.passage_id for p in passages if p.part.number == 2}  # page 1 has lines 2 too
