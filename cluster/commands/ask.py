@@ -178,9 +178,7 @@ def _show(args: argparse.Namespace, answer, asked: str, usage: dict | None) -> N
         # each cited passage: current / superseded / amended, from the evidence graph
         from cluster.commands.graph import citation_statuses
 
-        payload = {**answer.model_dump(mode="json"), "asked": asked, "usage": usage}
-        for cited, status in zip(payload["citations"], citation_statuses(args, answer.citations)):
-            cited["status"] = status
+        payload = answer_json(answer, asked, usage, citation_statuses(args, answer.citations))
         print(json.dumps(payload, ensure_ascii=False, indent=1))
         return
     if answer.question != asked:
@@ -188,6 +186,15 @@ def _show(args: argparse.Namespace, answer, asked: str, usage: dict | None) -> N
     print_answer(answer)
     if usage and usage.get("fallback_summary"):
         print(f"\nLLM calls: {usage['fallback_summary']}")
+
+
+def answer_json(answer, asked: str, usage: dict | None, statuses: list[dict | None]) -> dict:
+    """An answer as `ask --json` (and the MCP and HTTP faces) give it; `statuses`: each citation's
+    current / superseded / amended state from the evidence graph."""
+    payload = {**answer.model_dump(mode="json"), "asked": asked, "usage": usage}
+    for cited, status in zip(payload["citations"], statuses):
+        cited["status"] = status
+    return payload
 
 
 def print_answer(answer) -> None:

@@ -57,11 +57,16 @@ def citation_statuses(args: argparse.Namespace, citations) -> list[dict | None]:
     store = PassageStore(store_settings(args))
     try:
         graphs = GraphStore(store)
-        if not graphs.exists(args.collection):
-            return [None for _ in citations]
-        graph = graphs.load(args.collection)
+        graph = graphs.load(args.collection) if graphs.exists(args.collection) else None
     finally:
         store.close()
+    return statuses_in(graph, citations)
+
+
+def statuses_in(graph, citations) -> list[dict | None]:
+    """The status of each citation's passage in `graph` (None each without a graph)."""
+    if graph is None:
+        return [None for _ in citations]
     out = []
     for c in citations:
         status = graph.status_at(c.path or c.source, c.line_start)

@@ -44,20 +44,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _panel(memories, args) -> list:
+def panel_of(memories, persona: str | None, everyone: bool = False) -> list:
+    """The personas to ask: all of them, the one named (exactly, else by part of the name), or the first."""
     from retrieval.errors import UsageError
-    from retrieval.saved import load_json
 
-    if args.all:
+    if everyone:
         return list(memories)
-    if not args.persona:
+    if not persona:
         return [memories[0]]
-    wanted = args.persona.strip().lower()
+    wanted = persona.strip().lower()
     found = [m for m in memories if m.persona.name.lower() == wanted] or \
             [m for m in memories if wanted in m.persona.name.lower()]
     if not found:
         names = ", ".join(m.persona.name for m in memories)
-        raise UsageError(f"no persona named '{args.persona}' in this run; its personas: {names}")
+        raise UsageError(f"no persona named '{persona}' in this run; its personas: {names}")
     return found[:1]
 
 
@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
     from retrieval.config import StoreSettings
     from retrieval.embeddings import shared_dense
     from retrieval.errors import UsageError
+    from retrieval.saved import load_json
 
     run_dir = Path(args.run_dir).expanduser()
     if not run_dir.is_dir():
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     memories = load_memories(run_dir)
     config = run_dir / "run_config.json"
     topic = load_json(config, RunTopic, "rerun the report to rebuild it").topic if config.is_file() else run_dir.name
-    panel = _panel(memories, args)
+    panel = panel_of(memories, args.persona, args.all)
     settings = StoreSettings.resolve(args.data_dir)
     nlp = TextToolkit(embed=shared_dense(settings.dense_model, settings.models_dir).embed)
     models = role_models_from_args(args, nlp=nlp)
@@ -118,13 +119,21 @@ async def _session(args, run_dir: Path, topic: str, memories, panel, models) -> 
             if line.startswith("/persona "):
                 args.persona, args.all = line.split(" ", 1)[1], False
                 try:
-                    panel = _panel(memories, args)
+                    panel = panel_of(memories, args.persona, args.all)
                 except Exception as exc:  # a name not in the run: say so, keep the session
                     print(exc)
                 continue
             await _ask(args, run_dir, topic, panel, models, line, dialogue)
     finally:
         await models.close()
+
+
+def interview_record(name: str, question: str, answer) -> dict:
+    """One persona's answer as `interview --json` (and the MCP face) give it."""
+    cited = [{"n": n, "title": s.title, "path": s.path, "line_start": s.line_start, "line_end": s.line_end}
+             for n, s in enumerate(answer.sources, start=1) if s in answer.cited()]
+    return {"at": datetime.now(timezone.utc).isoformat(), "persona": name, "question": question,
+            "answer": answer.answer, "cited": cited}
 
 
 async def _ask(args, run_dir: Path, topic: str, panel, models, question: str, dialogue: dict[str, list[str]]) -> None:
@@ -134,10 +143,8 @@ async def _ask(args, run_dir: Path, topic: str, panel, models, question: str, di
         name = memory.persona.name
         answer = await interview(memory, topic, question, models, dialogue.get(name, []))
         dialogue.setdefault(name, []).extend([f"Q: {question}", f"A: {answer.answer}"])
-        cited = [{"n": n, "title": s.title, "path": s.path, "line_start": s.line_start, "line_end": s.line_end}
-                 for n, s in enumerate(answer.sources, start=1) if s in answer.cited()]
-        record = {"at": datetime.now(timezone.utc).isoformat(), "persona": name, "question": question,
-                  "answer": answer.answer, "cited": cited}
+        record = interview_record(name, question, answer)
+        cited = record["cited"]
         with open(run_dir / INTERVIEWS, "a", encoding="utf-8") as log:
             log.write(json.dumps(record, ensure_ascii=False) + "\n")
         if args.json:

@@ -53,14 +53,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         corpus.close()
     if args.json:
-        print(json.dumps([{"rank": h.rank, "passage_id": h.passage.passage_id, "title": h.passage.title,
-                           "source": h.passage.source, "url": h.passage.url, "path": h.passage.path,
-                           "record": h.passage.record, "line_start": h.passage.line_start,
-                           "line_end": h.passage.line_end, **_part_fields(h.passage.part),
-                           "char_start": h.passage.char_start, "char_end": h.passage.char_end,
-                           "score": h.score, "text": h.passage.text,
-                           "status": h.status.model_dump(mode="json", exclude={"via_edges"}) if h.status else None}
-                          for h in hits], ensure_ascii=False, indent=1))
+        print(json.dumps([hit_json(h) for h in hits], ensure_ascii=False, indent=1))
         return 0
     if not hits:
         print("no matching passages")
@@ -74,6 +67,15 @@ def run(args: argparse.Namespace) -> int:
             print(f"   [{h.status.line()}]")
         print(textwrap.indent(textwrap.shorten(p.text.replace("\n", " "), 300), "   "))
     return 0
+
+
+def hit_json(h) -> dict:
+    """One search hit as `search --json` (and the MCP and HTTP faces) give it."""
+    p = h.passage
+    return {"rank": h.rank, "passage_id": p.passage_id, "title": p.title, "source": p.source, "url": p.url,
+            "path": p.path, "record": p.record, "line_start": p.line_start, "line_end": p.line_end,
+            **_part_fields(p.part), "char_start": p.char_start, "char_end": p.char_end, "score": h.score,
+            "text": p.text, "status": h.status.model_dump(mode="json", exclude={"via_edges"}) if h.status else None}
 
 
 def _part_fields(part) -> dict:

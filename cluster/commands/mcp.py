@@ -1,0 +1,97 @@
+"""`raystorm mcp -c NAME [--runs DIR] [--wiki DIR] [--transport stdio|http]`: raystorm as MCP tools."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from cluster.commands.common import add_store_arguments, collection_name, info, run_async, store_settings
+
+TOKEN_ENV = "RAYSTORM_MCP_TOKEN"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from agents.lm.arguments import add_llm_arguments
+
+    p = sub.add_parser(
+        "mcp", help="serve a collection to AI agents as MCP tools (search, ask, graph, wiki, reports)",
+        description="A Model Context Protocol server over one collection: tools search, ask, graph_locate, "
+                    "graph_expand, wiki_page, claims_check, report_start, report_status, report_result, "
+                    "interview; finished reports and wiki pages as resources (raystorm://report/RUN_ID, "
+                    "raystorm://wiki/PAGE). It holds the collection's store while it runs. Only the runs "
+                    "folder and the --wiki folders are readable through it.",
+        epilog="e.g. register with an MCP client as the command:  raystorm mcp -c example\n"
+               "     over HTTP:  raystorm mcp -c example --transport http --port 8765",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--collection", "-c", required=True, type=collection_name, help="the ingested collection")
+    p.add_argument("--runs", metavar="DIR", help="where reports are written and read (default: DATA_DIR/runs)")
+    p.add_argument("--wiki", action="append", default=[], metavar="DIR",
+                   help="a wiki folder built by `raystorm wiki build` to serve (repeatable)")
+    p.add_argument("--transport", choices=["stdio", "http"], default="stdio",
+                   help="stdio (default: the client starts this command) or streamable HTTP")
+    p.add_argument("--host", default="127.0.0.1", help="HTTP: the address to bind (default 127.0.0.1; any "
+                   f"other needs a token)")
+    p.add_argument("--port", type=int, default=8765, help="HTTP: the port (default 8765)")
+    p.add_argument("--token", default=None, help=f"HTTP: the bearer token every request must carry "
+                   f"(default: ${TOKEN_ENV}); required unless bound to a loopback address")
+    add_llm_arguments(p)
+    add_store_arguments(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from cluster.mcp_server import build_server
+    from cluster.session import Session
+    from retrieval.config import data_home
+    from retrieval.errors import UsageError
+
+    settings = store_settings(args)
+    runs = Path(args.runs).expanduser() if args.runs else data_home(settings.data_dir) / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    for folder in args.wiki:
+        if not Path(folder).is_dir():
+            raise UsageError(f"--wiki {folder}: no such folder (build one with `raystorm wiki build`)")
+    token = args.token or os.environ.get(TOKEN_ENV) or None
+    loopback = args.host in ("127.0.0.1", "localhost", "::1")
+    if args.transport == "http" and not loopback and not token:
+        raise UsageError(f"--host {args.host} serves beyond this machine: give a token (--token or ${TOKEN_ENV})")
+    session = Session(settings, args.collection, runs, [Path(w) for w in args.wiki], args)
+    server = build_server(session, args.host, args.port)
+    return run_async(_serve(session, server, args, token))
+
+
+async def _serve(session, server, args: argparse.Namespace, token: str | None) -> int:
+    session.open()  # one store, one set of models for every request
+    try:
+        if args.transport == "stdio":
+            await server.run_stdio_async()
+            return 0
+        import uvicorn
+
+        info(f"raystorm mcp: collection '{args.collection}' at http://{args.host}:{args.port}/mcp")
+        config = uvicorn.Config(with_token(server.streamable_http_app(), token), host=args.host, port=args.port,
+                                log_level="warning")
+        await uvicorn.Server(config).serve()
+        return 0
+    finally:
+        await session.close()
+
+
+def with_token(app, token: str | None):
+    """`app`, refusing (401) every HTTP request without `Authorization: Bearer TOKEN` when a token is set."""
+    if token is None:
+        return app
+    import hmac
+
+    async def guarded(scope, receive, send):
+        if scope["type"] == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
+            if not hmac.compare_digest(given, f"Bearer {token}"):
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"text/plain")]})
+                await send({"type": "http.response.body", "body": b"a bearer token is required\n"})
+                return
+        await app(scope, receive, send)
+
+    return guarded

@@ -1,0 +1,101 @@
+"""raystorm as MCP tools and resources, on the official MCP SDK (FastMCP).
+
+Each tool is a typed function with a docstring that calls the `Session` (the same functions the CLI
+calls) and returns the CLI's `--json` shape. A report never blocks the protocol: `report_start` returns a
+run id at once, `report_status` gives the progress events since the last poll, `report_result` the report.
+Finished reports and wiki pages are resources with stable URIs: `raystorm://report/{run_id}` and
+`raystorm://wiki/{page}`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from cluster.session import Session
+
+INSTRUCTIONS = (
+    "raystorm searches one document collection and its evidence graph. Start with `search` or `ask`; "
+    "every passage says whether it is current or superseded. `graph_locate` / `graph_expand` show which "
+    "document supersedes or amends which. `report_start` writes a cited report in the background: poll "
+    "`report_status`, then read `report_result`. `interview` asks the simulated researchers of a report."
+)
+
+
+def build_server(session: Session, host: str = "127.0.0.1", port: int = 8765):
+    """The FastMCP server of an opened `session` (the caller opens and closes it around serving)."""
+    from mcp.server.fastmcp import FastMCP
+
+    mcp = FastMCP("raystorm", instructions=INSTRUCTIONS, host=host, port=port, log_level="WARNING")
+
+    @mcp.tool()
+    async def search(query: str, k: int = 5, mode: Literal["hybrid", "dense", "sparse"] | None = None,
+                     sources: list[str] | None = None, tags: list[str] | None = None) -> list[dict[str, Any]]:
+        """Ranked passages for a query: title, path, page / line range, text, score and the evidence
+        graph's status (current, superseded, amended). `sources`/`tags` keep only those files or tags."""
+        return await session.search(query, k, mode, sources, tags)
+
+    @mcp.tool()
+    async def ask(question: str, strategy: Literal["auto", "chain", "deep", "naive"] = "auto",
+                  history: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """A short answer with its confidence, or an honest refusal with the reason; the citations (each
+        with its current/superseded status) and the hops. For a follow-up, pass the earlier answers'
+        `turn` objects as `history`."""
+        return await session.ask(question, strategy, history)
+
+    @mcp.tool()
+    def graph_locate(terms: str, k: int = 10) -> list[dict[str, Any]]:
+        """The evidence-graph nodes (documents, sections, passages) that best match some terms: a title,
+        a heading, a form or bulletin number. Use a node's id with `graph_expand`."""
+        return session.graph_locate(terms, k)
+
+    @mcp.tool()
+    def graph_expand(node: str, edges: list[str] | None = None, hops: int = 1) -> dict[str, Any]:
+        """A node's typed edges (supersedes, superseded_by, amends, amended_by, refers_to, attaches_to,
+        cites, ...), each with the file and lines where it was found; `hops` follows one edge type."""
+        return session.graph_expand(node, edges, hops)
+
+    @mcp.tool()
+    def wiki_page(page: str) -> dict[str, Any]:
+        """A compiled wiki page (by name, e.g. 'flood-rider-form-fr-12') with its claims and their
+        evidence (file, lines, hash)."""
+        return session.wiki_page(page)
+
+    @mcp.tool()
+    def claims_check(folder: str) -> dict[str, Any]:
+        """ok / relocated / stale / unresolved for every claim of a report run or wiki folder, by
+        re-reading and hashing the cited lines (no model call). `folder`: a run id or a wiki folder."""
+        return session.claims_check(folder)
+
+    @mcp.tool()
+    def report_start(topic: str, writer: Literal["storm", "react"] = "storm", personas: int = 3) -> dict[str, Any]:
+        """Start a cited report on `topic` in the background and return its run id at once."""
+        return {"run_id": session.report_start(topic, writer, personas)}
+
+    @mcp.tool()
+    def report_status(run_id: str, since: int = 0) -> dict[str, Any]:
+        """A report's state (running, done, failed) and its progress events from index `since` on
+        (pass the last reply's `next` to get only new ones)."""
+        return session.report_status(run_id, since)
+
+    @mcp.tool()
+    def report_result(run_id: str) -> dict[str, Any]:
+        """A finished report: report.md and its References (each [n]: title, source, snippets, lines)."""
+        return session.report_result(run_id)
+
+    @mcp.tool()
+    async def interview(run_id: str, question: str, persona: str | None = None) -> list[dict[str, Any]]:
+        """Ask the simulated researchers of a finished report: one persona by name, "all", or (none
+        given) the first; each answers in character, citing the passages it gathered."""
+        return await session.interview(run_id, question, persona)
+
+    @mcp.resource("raystorm://report/{run_id}", mime_type="text/markdown")
+    def report_resource(run_id: str) -> str:
+        """A finished report's report.md."""
+        return session.report_result(run_id)["report"]
+
+    @mcp.resource("raystorm://wiki/{page}", mime_type="text/markdown")
+    def wiki_resource(page: str) -> str:
+        """A compiled wiki page."""
+        return session.wiki_page(page)["markdown"]
+
+    return mcp

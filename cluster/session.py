@@ -1,0 +1,230 @@
+"""One open collection for a long-lived face (the MCP server; a web app): the store, the models, the
+evidence graph and the reports started from it, shared by every request.
+
+An embedded store opens in one process only, so a face owns it and every request goes through here. Each
+method returns what the CLI's `--json` prints, built by the same functions the CLI uses; nothing here
+decides anything a command does not. Paths a caller names (a run, a wiki folder) must lie inside the
+folders the session was opened with.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from retrieval.errors import RaystormError, UsageError
+
+
+class ReportJob(BaseModel):
+    """A report started by a face: its progress events as they come, then its result or its error."""
+
+    run_id: str
+    topic: str
+    state: str = "running"  # running | done | failed
+    events: list[str] = Field(default_factory=list)
+    error: str | None = None
+    directory: str | None = None
+
+
+class Session:
+    """`open` it once; every call then shares one store, one set of models and one graph."""
+
+    def __init__(self, settings, collection: str, runs: Path, wikis: list[Path], llm_args):
+        """`settings`: the StoreSettings; `llm_args`: the parsed --llm options (`add_llm_arguments`)."""
+        self.settings, self.collection, self.llm_args = settings, collection, llm_args
+        self.runs, self.wikis = runs.resolve(), [w.resolve() for w in wikis]
+        self.jobs: dict[str, ReportJob] = {}
+        self._tasks: set[asyncio.Task] = set()
+
+    def open(self) -> "Session":
+        from agents.lm.arguments import role_models_from_args
+        from agents.lm.nlp import TextToolkit
+        from retrieval.config import data_home
+        from retrieval.ingest import Ingestor
+        from retrieval.search import AsyncCorpus, Corpus
+
+        ingestor = Ingestor(self.settings)
+        self.store = ingestor.store
+        try:
+            self.corpus = Corpus(self.settings, self.collection, store=self.store, dense=ingestor.dense,
+                                 sparse=ingestor.sparse)
+            self.corpus.check()
+            self.models = role_models_from_args(self.llm_args, cache_dir=data_home(self.settings.data_dir) / "cache"
+                                                / "llm", nlp=TextToolkit(embed=self.corpus.dense.embed))
+        except BaseException:
+            self.store.close()
+            raise
+        self.retriever = AsyncCorpus(self.corpus)
+        return self
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.models.close()
+        self.retriever.close()
+
+    # --- search, ask, graph ----------------------------------------------------------------------
+
+    def graph(self):
+        from retrieval.graph.store import GraphStore
+
+        graphs = GraphStore(self.store)
+        return graphs.load(self.collection) if graphs.exists(self.collection) else None
+
+    async def search(self, query: str, k: int = 5, mode: str | None = None, sources: list[str] | None = None,
+                     tags: list[str] | None = None) -> list[dict]:
+        from cluster.commands.search import hit_json
+        from retrieval.query import SearchFilter
+
+        if not query.strip():
+            raise UsageError("the query is empty")
+        flt = SearchFilter(sources=sources or [], tags=tags or [])
+        hits = await asyncio.to_thread(self.corpus.search, query, k, mode, flt)
+        return [hit_json(h) for h in hits]
+
+    async def ask(self, question: str, strategy: str = "auto", history: list[dict] | None = None) -> dict:
+        """The `ask --json` object; `history`: earlier turns of the dialogue (as this returns them in
+        "turn"), so a follow-up is rewritten from them first."""
+        from agents.answer.followup import RewriteFollowUp, RewriteInput, Turn
+        from agents.multihop.strategies import MultihopSettings, ask
+        from cluster.commands.ask import answer_json
+        from cluster.commands.graph import statuses_in
+
+        if not question.strip():
+            raise UsageError("the question is empty")
+        turns = [Turn.model_validate(t) for t in history or []]
+        asked = question
+        if turns:
+            asked = (await self.models.run(RewriteFollowUp, RewriteInput(question=question, turns=turns))).standalone
+        answer = await ask(asked, strategy, self.models, self.retriever, MultihopSettings())
+        payload = answer_json(answer, question, None, statuses_in(self.graph(), answer.citations))
+        payload["turn"] = Turn(question=question, standalone=asked, short_answer=answer.short_answer,
+                               guess=answer.guess, answer_type=answer.answer_type).model_dump(mode="json")
+        return payload
+
+    def graph_locate(self, terms: str, k: int = 10) -> list[dict]:
+        from retrieval.graph.navigate import locate
+
+        return [f.model_dump(mode="json") for f in locate(self._graph(), terms, k)]
+
+    def graph_expand(self, node: str, edges: list[str] | None = None, hops: int = 1) -> dict:
+        from retrieval.graph.navigate import expand
+
+        return expand(self._graph(), node, edges or None, hops).model_dump(mode="json")
+
+    def _graph(self):
+        graph = self.graph()
+        if graph is None:
+            raise RaystormError(f"collection '{self.collection}' has no evidence graph yet: run "
+                                f"`raystorm ingest PATH --collection {self.collection}` again to build it")
+        return graph
+
+    # --- wiki and claims -------------------------------------------------------------------------
+
+    def inside(self, path: str, what: str) -> Path:
+        """`path` (relative to the runs folder, or absolute), links followed, if it lies inside the runs
+        folder or a wiki folder of this session; else a `UsageError` (nothing outside is ever read)."""
+        given = Path(path).expanduser()
+        real = (given if given.is_absolute() else self.runs / given).resolve()
+        for root in [self.runs, *self.wikis]:
+            if real == root or root in real.parents:
+                if not real.exists():
+                    raise UsageError(f"{what} {path}: no such file or folder")
+                return real
+        raise UsageError(f"{what} {path}: outside the runs and wiki folders this server serves")
+
+    def wiki_page(self, page: str) -> dict:
+        """A wiki page (its name, e.g. 'flood-rider', or a .md / .claims.json path) and its claims."""
+        from agents.wiki.claims import ClaimSet, sidecar_path
+        from retrieval.saved import load_json
+
+        name = Path(page).name.removesuffix(".claims.json").removesuffix(".md") + ".md"
+        for folder in self.wikis:
+            if (folder / name).is_file():
+                md = self.inside(str(folder / name), "wiki page")
+                claims = load_json(sidecar_path(md), ClaimSet, "rebuild the wiki with `raystorm wiki build`")
+                return {"page": str(md), "markdown": md.read_text(encoding="utf-8"),
+                        "claims": claims.model_dump(mode="json")}
+        raise UsageError(f"no wiki page '{page}' in {', '.join(map(str, self.wikis)) or '(no --wiki folder)'}")
+
+    def claims_check(self, folder: str) -> dict:
+        from agents.wiki.check import check_folder
+
+        return check_folder(self.inside(folder, "claims folder"), write=False).model_dump(mode="json")
+
+    # --- reports and interviews ------------------------------------------------------------------
+
+    def report_start(self, topic: str, writer: str = "storm", personas: int = 3) -> str:
+        from agents.storm.artifacts import topic_slug
+
+        if not topic.strip():
+            raise UsageError("the topic is empty")
+        run_id = topic_slug(topic)
+        if run_id in self.jobs and self.jobs[run_id].state == "running":
+            return run_id
+        self.jobs[run_id] = ReportJob(run_id=run_id, topic=topic)
+        task = asyncio.get_running_loop().create_task(self._report(self.jobs[run_id], writer, personas))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return run_id
+
+    async def _report(self, job: ReportJob, writer: str, personas: int) -> None:
+        from agents.runtime import LocalRuntime
+        from agents.storm.flow import run_topic
+        from agents.storm.options import ReportOptions
+        from retrieval.infotable import AsyncInformationTable, InformationTable
+
+        options = ReportOptions(writer=writer, personas=personas, where=f"collection '{self.collection}'")
+        runtime = LocalRuntime(self.models, self.retriever, version=self.retriever.version,
+                               tables=lambda name: AsyncInformationTable(InformationTable(
+                                   self.store, name, self.corpus.dense, self.corpus.sparse, source=self.collection)))
+        try:
+            summary = await run_topic(job.topic, runtime, str(self.runs), options,
+                                      progress=lambda event: job.events.append(event.line()))
+            job.state, job.directory = "done", summary.directory
+        except asyncio.CancelledError:
+            job.state, job.error = "failed", "cancelled: the server stopped; start it again to resume"
+            raise
+        except RaystormError as exc:
+            job.state, job.error = "failed", str(exc)
+
+    def report_status(self, run_id: str, since: int = 0) -> dict:
+        job = self.jobs.get(run_id)
+        if job is None:
+            done = self.runs / run_id / "report.md"
+            if done.is_file():
+                return {"run_id": run_id, "state": "done", "events": [], "next": 0}
+            raise UsageError(f"no report '{run_id}' was started here, and {self.runs} holds none by that id")
+        return {"run_id": run_id, "state": job.state, "error": job.error, "events": job.events[since:],
+                "next": len(job.events)}
+
+    def report_result(self, run_id: str) -> dict:
+        from agents.storm.artifacts import ReferenceFile
+        from retrieval.saved import load_json
+
+        folder = self.inside(run_id, "run")
+        report = folder / "report.md"
+        if not report.is_file():
+            state = self.jobs[run_id].state if run_id in self.jobs else "not started"
+            raise UsageError(f"report '{run_id}' is not finished ({state}): poll report_status")
+        refs = load_json(folder / "url_to_info.json", ReferenceFile, "rerun the report")
+        return {"run_id": run_id, "report": report.read_text(encoding="utf-8"),
+                "references": [c.model_dump(mode="json") for c in refs.citations]}
+
+    async def interview(self, run: str, question: str, persona: str | None = None) -> list[dict]:
+        from agents.report.memory import interview, load_memories
+        from cluster.commands.interview import RunTopic, interview_record, panel_of
+        from retrieval.saved import load_json
+
+        folder = self.inside(run, "run")
+        memories = load_memories(folder)
+        config = folder / "run_config.json"
+        topic = load_json(config, RunTopic, "rerun the report").topic if config.is_file() else folder.name
+        out = []
+        for memory in panel_of(memories, None if persona in (None, "all") else persona, persona == "all"):
+            answer = await interview(memory, topic, question, self.models, [])
+            out.append(interview_record(memory.persona.name, question, answer))
+        return out
