@@ -19,6 +19,7 @@ from pathlib import Path
 
 from retrieval.documents import Document, Passage
 from retrieval.formats import parse_front_matter
+from retrieval.graph.header import header_fields
 from retrieval.graph.model import (
     DocumentRecord,
     PassageRecord,
@@ -90,6 +91,12 @@ def document_record(doc: Document, passages: list[Passage]) -> DocumentRecord:
     # the header is what comes before the first section, in reading order (a PDF numbers each page's
     # lines from 1, so a line number alone does not say what comes first)
     first_section = next((i for i, s in enumerate(doc.segments) if s.heading_path), None)
+    # fields run together on one line, or wrapped onto the next (a Word or PDF export), one line each
+    fields, replaced = header_fields([(seg.line_start + k, line) for i, seg in enumerate(doc.segments)
+                                      if not seg.is_heading and doc.record is None
+                                      and (first_section is None or i < first_section)
+                                      for k, line in enumerate(seg.text.split("\n"))])
+    page_run: list = []  # a PDF's consecutive lines: [key, source, (n, line), ...]
     for index, seg in enumerate(doc.segments):
         hp = tuple(seg.heading_path)
         if hp:
@@ -100,10 +107,24 @@ def document_record(doc: Document, passages: list[Passage]) -> DocumentRecord:
             continue
         source = section_id(me, list(hp))
         in_header = first_section is None or index < first_section
+        key = (seg.part, hp, in_header)
+        if page_run and (page_run[0] != key or page_run[-1][0] + 1 != seg.line_start):
+            edges += _page_run_edges(page_run, me, record, keyset)
+            page_run = []
         context: list[str] = []  # keys named so far in this paragraph: whom an "It ..." speaks of
         for offset, line in enumerate(seg.text.split("\n")):
             n = seg.line_start + offset if doc.record is None else seg.line_start
+            if in_header and n in replaced:
+                for field in (text for at, text in fields if at == n):
+                    edges += _line_edges(field, n, me, source, in_header, record, keyset, context)
+                continue
+            if not in_header and seg.part is not None and seg.part.kind == "page":  # read with the lines around it
+                page_run = page_run or [key, source]
+                page_run.append((n, line))
+                continue
             edges += _line_edges(line, n, me, source, in_header, record, keyset, context)
+    if page_run:
+        edges += _page_run_edges(page_run, me, record, keyset)
     for hp, sec in sections.items():  # a section spans its subsections
         sec.line_end = max(s.line_end for p, s in sections.items() if p[: len(hp)] == hp)
     record.sections = list(sections.values())
@@ -113,6 +134,24 @@ def document_record(doc: Document, passages: list[Passage]) -> DocumentRecord:
     record.effective_date = parse_date(record.effective)
     record.digest = hashlib.sha256(record.model_dump_json(exclude={"digest"}).encode()).hexdigest()
     return record
+
+
+def _page_run_edges(run: list, me: str, record: DocumentRecord, own: set[str]) -> list[StatedEdge]:
+    """A PDF wraps sentences across its lines: read the run's sentences whole, each at its first line."""
+    (_, _, in_header), source, lines = run[0], run[1], run[2:]
+    text, starts = "", []
+    for n, line in lines:
+        starts.append((len(text), n))
+        text += line.strip() + " "
+    edges: list[StatedEdge] = []
+    context: list[str] = []
+    at = 0
+    for sentence in _SENTENCE.split(text):
+        at = text.find(sentence, at)
+        n = max(line_no for offset, line_no in starts if offset <= max(at, 0))
+        edges += _line_edges(sentence.strip(), n, me, source, in_header, record, own, context)
+        at += len(sentence)
+    return edges
 
 
 def _line_edges(line: str, n: int, me: str, source: str, in_header: bool, record: DocumentRecord,

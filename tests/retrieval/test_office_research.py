@@ -171,3 +171,25 @@ def test_a_claim_on_one_pdf_page_cites_only_that_pages_passage(tmp_path):
     graph = EvidenceGraph([document_record(doc, passages)], [claim])
     cited = {e.target for e in graph.edges if e.type == "cites"}
     assert cited == {p.passage_id for p in passages if p.part.number == 2}  # page 1 has lines 2 too
+
+
+def test_header_fields_run_together_or_wrapped_by_an_export_still_state_edges(tmp_path):
+    """Word puts a Markdown header's lines in one paragraph; a PDF wraps it mid-value."""
+    from retrieval.graph.extract import document_record
+
+    header = ("Issued: May 2, 2024 Effective: June 1, 2024 Applies to: form FR-12 Supersedes: Sections 4 and "
+              "5 of Bulletin 2021-04")
+    word = write_docx(tmp_path / "w.docx", [("p", header), ("h1", "Rule 1"), ("p", "The wait is 14 days.")],
+                      title="Bulletin 2024-05: Flood rider")
+    pdf = write_pdf(tmp_path / "p.pdf", [["Bulletin 2024-05: Flood rider", header[:88], header[88:], "Rule 1",
+                                          "Form FR-14 is the 2024 edition; it replaced form",
+                                          "FR-12, which the company sold from 2019."]], {"Rule 1": 0})
+    for path, line in ((word, 1), (pdf, 2)):  # the Word title is a property; the PDF's is page 1's line 1
+        doc = load_file(path)[0][0]
+        record = document_record(doc, split_document(doc))
+        typed = {(e.type, e.target.key, e.line_start) for e in record.edges if e.type != "refers_to"}
+        assert typed == {("supersedes", "BULLETIN 2021-04", line), ("attaches_to", "FR-12", line)}, typed
+        assert record.effective == "June 1, 2024"
+    # a sentence wrapped across PDF lines is read whole: "it replaced form FR-12" speaks of this document
+    record = document_record(load_file(pdf)[0][0], [])
+    assert ("refers_to", "FR-12", 5) in {(e.type, e.target.key, e.line_start) for e in record.edges}
