@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 
 from agents.lm.backoff import RetryPolicy
 from agents.lm.errors import LLMConfigError
 from agents.lm.models import RoleModels
 from agents.lm.nlp import TextToolkit
 from agents.lm.output import ON_BAD_OUTPUT, OUTPUT_MODES
-from agents.lm.settings import STORM_ROLES, LLMSettings, parse_model_spec
+from agents.lm.settings import ROLE_SAMPLING, STORM_ROLES, LLMSettings, Sampling, parse_model_spec
 from agents.lm.usage import ModelPrice, UsageLedger
 
 # Options that only tune a chat model; given without any LLM they are refused, not ignored.
@@ -47,7 +48,9 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
                         "e.g. http://localhost:8000/v1, for specs that are a bare model name")
     g.add_argument("--role-llm", metavar="ROLE=SPEC", action="append", default=[],
                    help="the model of one role (a kind of model call), repeatable, e.g. outline=openai:gpt-4o or "
-                        f"article=extractive; STORM's roles: {', '.join(STORM_ROLES)}")
+                        "article=extractive; with ',temperature=T,top_p=P,max_tokens=N' after it (or "
+                        "'ROLE:temperature=T,...' alone) that role's sampling, e.g. article:temperature=0.3 "
+                        f"(defaults in run_config.json's llm.sampling); STORM's roles: {', '.join(STORM_ROLES)}")
     g.add_argument("--llm-structured-output", choices=OUTPUT_MODES, default=None,
                    help="strongest output mode to ask for (default json_schema; a server that "
                         "refuses a mode is asked in the next: json_object, then text)")
@@ -79,12 +82,18 @@ def settings_from_args(args: argparse.Namespace) -> LLMSettings:
     base_url = args.llm_base_url
     default = parse_model_spec(args.llm, base_url) if args.llm else None
     roles = {}
+    sampling = dict(ROLE_SAMPLING)
+    if args.llm_temperature is not None or args.llm_max_tokens is not None:  # set for every role
+        drop = {"temperature": None} if args.llm_temperature is not None else {}
+        drop |= {"max_tokens": None} if args.llm_max_tokens is not None else {}
+        sampling = {r: s.model_copy(update=drop) for r, s in sampling.items()}
     for item in args.role_llm:
-        role, eq, spec = item.partition("=")
-        if not eq or not role.strip() or not spec.strip():
-            raise LLMConfigError(f"--role-llm {item!r}: expected ROLE=SPEC, e.g. outline=openai:gpt-4o")
-        roles[role.strip()] = parse_model_spec(spec, base_url)
-    fields: dict = {"roles": roles}
+        role, spec, tuning = _role_item(item)
+        if spec:
+            roles[role] = parse_model_spec(spec, base_url)
+        if tuning:
+            sampling[role] = sampling.get(role, Sampling()).model_copy(update=tuning)
+    fields: dict = {"roles": roles, "sampling": sampling}
     if default is not None:
         fields["default"] = default
     if base_url and not any(s.base_url == base_url.rstrip("/") for s in [*roles.values()] + [default] if s):
@@ -101,6 +110,7 @@ def settings_from_args(args: argparse.Namespace) -> LLMSettings:
         given = [flag for attr, flag in _TUNING.items() if getattr(args, attr) is not None]
         switches = [f for attr, f in (("no_llm_cache", "--no-llm-cache"),
                                        ("no_llm_function_calling", "--no-llm-function-calling")) if getattr(args, attr)]
+        switches += [f"--role-llm {item}" for item in args.role_llm if _role_item(item)[2]]
         if given or switches:
             flags = ", ".join(given + switches)
             raise LLMConfigError(f"{flags} only apply to a language model: add --llm SPEC, or drop them")
@@ -137,6 +147,37 @@ def _set_tuning(fields: dict, args: argparse.Namespace) -> None:
         fields["prices"] = dict(_price(p) for p in args.llm_price)
     fields["cache"] = not args.no_llm_cache
     fields["function_calling"] = not args.no_llm_function_calling
+
+
+def _role_item(item: str) -> tuple[str, str, dict]:
+    """(role, model spec or "", sampling values) of a `--role-llm` item."""
+    usage = (f"--role-llm {item!r}: expected ROLE=SPEC (e.g. outline=openai:gpt-4o), optionally followed by "
+             ",temperature=T,top_p=P,max_tokens=N, or ROLE:temperature=T,...")
+    named = re.match(r"^([a-z][a-z0-9_]*):(.+)$", item.strip())
+    if named:
+        role, spec, rest = named[1], "", named[2]
+    else:
+        role, eq, rest = item.partition("=")
+        if not eq or not role.strip() or not rest.strip():
+            raise LLMConfigError(usage)
+        role, (spec, _, rest) = role.strip(), rest.partition(",")
+        spec = spec.strip()
+        if not spec:
+            raise LLMConfigError(usage)
+    tuning: dict = {}
+    for part in filter(None, (x.strip() for x in rest.split(","))) if rest else []:
+        key, eq, value = part.partition("=")
+        if not eq or key not in Sampling.model_fields:
+            raise LLMConfigError(f"{usage} ({part!r} is not one of {', '.join(Sampling.model_fields)}=VALUE)")
+        try:
+            tuning[key] = int(value) if key == "max_tokens" else float(value)
+            Sampling(**{key: tuning[key]})
+        except ValueError as exc:
+            bad = exc.errors()[0]["msg"] if hasattr(exc, "errors") else "not a number"
+            raise LLMConfigError(f"--role-llm {item!r}: {key}={value}: {bad}") from None
+    if not spec and not tuning:
+        raise LLMConfigError(usage)
+    return role, spec, tuning
 
 
 def _price(item: str) -> tuple[str, ModelPrice]:

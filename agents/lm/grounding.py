@@ -39,6 +39,30 @@ def citation_problem(text: str, valid: Iterable[int], *, also_cited: Iterable[in
             f"comes from in square brackets; the sources are numbered {valid[0]} to {valid[-1]}")
 
 
+def part_citation_problem(text: str, valid: Iterable[int], what: str = "the section") -> str | None:
+    """`citation_problem` for the whole text, then for each part under a '### ' subheading: one valid
+    [n] somewhere must not pass a section whose other subsections cite nothing."""
+    problem = citation_problem(text, valid, what=what)
+    if problem is not None:
+        return problem
+    valid = sorted(set(valid))
+    heading, lines = "", []
+    parts: list[tuple[str, str]] = []
+    for line in text.splitlines():
+        if line.lstrip().startswith("#"):
+            parts.append((heading, "\n".join(lines)))
+            heading, lines = line.lstrip("# ").strip(), []
+        else:
+            lines.append(line)
+    parts.append((heading, "\n".join(lines)))
+    for heading, body in parts:
+        if body.strip() and not set(cited_numbers(body)) & set(valid):
+            where = f"the part under '{heading}'" if heading else "the part above the first subheading"
+            return (f"{where} cites no source: end every sentence with the number of the source it comes "
+                    f"from in square brackets; the sources are numbered {valid[0]} to {valid[-1]}")
+    return None
+
+
 def schema_words(schema: dict) -> set[str]:
     """The names in a JSON schema (titles, property and definition names), lowercased, spaces and
     underscores dropped: what a small model writes when it echoes the schema instead of content."""

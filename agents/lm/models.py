@@ -2,7 +2,8 @@
 
 `RoleModels` is itself a `LanguageModel`: `run(step, inp)` goes to the model of
 `step.role`. Roles naming the same model share one `ChatModel`, so they share
-its concurrency limit and what it learned about the server's output modes.
+its concurrency limit and what it learned about the server's output modes; each
+role's requests carry that role's sampling (`LLMSettings.sampling`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from agents.lm.chat import ChatModel
 from agents.lm.errors import LLMConfigError
 from agents.lm.extractive import NO_LLM_NOTICE, ExtractiveModel
 from agents.lm.nlp import TextToolkit
-from agents.lm.settings import COMPATIBLE_KEY_ENV, OPENAI_KEY_ENV, LLMSettings, ModelSpec
+from agents.lm.settings import COMPATIBLE_KEY_ENV, OPENAI_KEY_ENV, LLMSettings, ModelSpec, Sampling
 from agents.lm.steps import I, LanguageModel, O, Step
 from agents.lm.usage import KNOWN_PRICES, UsageLedger
 
@@ -109,7 +110,7 @@ class RoleModels:
             if spec not in built:
                 built[spec] = (ExtractiveModel(nlp, ledger) if spec.provider == "extractive" else
                                chat_model(spec, settings, cache=cache, ledger=ledger, http_client=http_client,
-                                      nlp=nlp))
+                                          nlp=nlp))
             return built[spec]
 
         default = model_for(settings.default)
@@ -122,19 +123,17 @@ def chat_model(spec: ModelSpec, settings: LLMSettings, *, cache: CompletionCache
                ledger: UsageLedger, http_client: httpx.AsyncClient | None = None,
                nlp: TextToolkit | None = None) -> ChatModel:
     """A `ChatModel` for an OpenAI or OpenAI-compatible `spec`; `nlp`: the toolkit of its
-    extractive fallback."""
+    extractive fallback. Each role with its own sampling (`settings.sampling`) sends its own."""
     reasoning = spec.provider == "openai" and bool(_REASONING.match(spec.model))
-    create_args: dict = {}
-    if settings.temperature is not None and not reasoning:
-        create_args["temperature"] = settings.temperature
-    if settings.max_tokens is not None:
-        create_args["max_completion_tokens" if reasoning else "max_tokens"] = settings.max_tokens
+    create_args = sampling_args(Sampling(), settings, reasoning)
+    role_args = {role: sampling_args(s, settings, reasoning) for role, s in settings.sampling.items()}
     model = ChatModel(
         openai_client(spec, settings, http_client=http_client),
         model=spec.model,
         endpoint=endpoint_of(spec),
         output_mode=settings.output_mode,
         create_args=create_args,
+        role_args=role_args,
         retry=settings.retry,
         concurrency=settings.concurrency,
         cache=cache,
@@ -145,6 +144,21 @@ def chat_model(spec: ModelSpec, settings: LLMSettings, *, cache: CompletionCache
     )
     model.tool_calls = model.tool_calls and settings.function_calling
     return model
+
+
+def sampling_args(sampling: Sampling, settings: LLMSettings, reasoning: bool) -> dict:
+    """The request arguments of `sampling` (its values win over the settings'); a reasoning model
+    takes max_completion_tokens and only its default temperature and top_p."""
+    temperature = sampling.temperature if sampling.temperature is not None else settings.temperature
+    max_tokens = sampling.max_tokens if sampling.max_tokens is not None else settings.max_tokens
+    args: dict = {}
+    if temperature is not None and not reasoning:
+        args["temperature"] = temperature
+    if sampling.top_p is not None and not reasoning:
+        args["top_p"] = sampling.top_p
+    if max_tokens is not None:
+        args["max_completion_tokens" if reasoning else "max_tokens"] = max_tokens
+    return args
 
 
 def openai_client(spec: ModelSpec, settings: LLMSettings, *,

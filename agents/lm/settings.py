@@ -5,7 +5,8 @@ Ray actors, which rebuild the same models with `RoleModels.from_settings`. API
 keys are read from the environment where the models are built
 (`LLMSettings.api_key_env` lists what a remote process needs).
 
-Model specs, as given to `--llm` and `--role-llm ROLE=SPEC`:
+Model specs, as given to `--llm` and `--role-llm ROLE=SPEC` (`ROLE=SPEC,temperature=T,top_p=P,max_tokens=N`
+also sets that role's sampling; `ROLE:temperature=T,...` only its sampling):
 
 - `extractive` — the offline extractive model;
 - `openai:MODEL` — OpenAI's API (key from OPENAI_API_KEY);
@@ -17,6 +18,11 @@ Model specs, as given to `--llm` and `--role-llm ROLE=SPEC`:
 A role is the routing key of a model call: the kind of work a `Step` does
 (`Step.role`), e.g. STORM's `STORM_ROLES`; other pipelines add their own. (A
 *stage* is something else: a checkpointed step of a report, `agents/storm/flow.py`.)
+
+Each role samples as its work wants (`ROLE_SAMPLING`, after STORM's: temperature 1.0 and top_p 0.9 for
+every role, completion limits by the length of what the role writes, here as JSON); a role without its
+own uses `LLMSettings.temperature` and `max_tokens` (0.0 and 2048: the multi-hop and answer steps
+extract, and want the same answer twice). `--llm-temperature` / `--llm-max-tokens` set every role.
 """
 
 from __future__ import annotations
@@ -40,6 +46,29 @@ Provider = Literal["extractive", "openai", "openai_compatible"]
 OPENAI_KEY_ENV = "OPENAI_API_KEY"
 COMPATIBLE_KEY_ENV = "RAYSTORM_LLM_API_KEY"
 _ROLE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class Sampling(BaseModel):
+    """How one role's requests sample; None: the settings' value (top_p: the server's default)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    temperature: float | None = Field(None, ge=0, le=2)
+    top_p: float | None = Field(None, gt=0, le=1)
+    max_tokens: int | None = Field(None, gt=0)
+
+
+# STORM's: 1.0 / 0.9 everywhere; its limits (500 for questions and answers, 400 for the outline, 700
+# for a section, 4000 for polish) raised for our JSON replies, the expert's longer answers and
+# sections with their subsections
+ROLE_SAMPLING: dict[str, Sampling] = {
+    "question_asker": Sampling(temperature=1.0, top_p=0.9, max_tokens=500),
+    "conv_simulator": Sampling(temperature=1.0, top_p=0.9, max_tokens=1000),
+    "outline": Sampling(temperature=1.0, top_p=0.9, max_tokens=2000),
+    "article": Sampling(temperature=1.0, top_p=0.9, max_tokens=3000),
+    "polish": Sampling(temperature=1.0, top_p=0.9, max_tokens=4000),
+    "react": Sampling(temperature=1.0, top_p=0.9, max_tokens=1000),
+}
 
 
 class ModelSpec(BaseModel):
@@ -105,6 +134,8 @@ class LLMSettings(BaseModel):
     output_mode: OutputMode = Field("json_schema", description="strongest structured-output mode to try")
     temperature: float | None = Field(0.0, ge=0, le=2)
     max_tokens: int | None = Field(2048, gt=0)
+    sampling: dict[str, Sampling] = Field(default_factory=lambda: dict(ROLE_SAMPLING),
+                                          description="per-role sampling; other roles use temperature, max_tokens")
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
     concurrency: int = Field(8, ge=1, description="requests in flight per model")
     prices: dict[str, ModelPrice] = Field(default_factory=dict, description="added to KNOWN_PRICES")

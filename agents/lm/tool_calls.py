@@ -75,7 +75,7 @@ async def run_tool_step(model: "ChatModel", step: type[ToolStep], inp: BaseModel
     try:
         for attempt in range(2):
             try:
-                reply = await _complete(model, messages, schemas, stats)
+                reply = await _complete(model, messages, schemas, stats, model.args_for(step.role))
             except _FormatRefused as refused:
                 model.tool_calls = False
                 _log.warning("%s refused function calling for model '%s' (%s); asking for JSON from now on",
@@ -120,10 +120,10 @@ def _read(step: type[ToolStep], inp: BaseModel, offered: dict, reply: _ToolReply
 
 
 async def _complete(model: "ChatModel", messages: list[LLMMessage], schemas: list[ToolSchema],
-                    stats) -> _ToolReply:
+                    stats, create_args: dict) -> _ToolReply:
     """One function-calling completion, replayed from the cache when the same request was made."""
     request = {"model": model.name, "messages": [_message_json(m) for m in messages],
-               "tools": schemas, "create_args": model.create_args}
+               "tools": schemas, "create_args": create_args}
     key = request_key(request)
     stats.first_key = stats.first_key or key
     if model.cache is not None:
@@ -132,7 +132,7 @@ async def _complete(model: "ChatModel", messages: list[LLMMessage], schemas: lis
             stats.attempts += 1
             stats.replayed += 1
             return _ToolReply.model_validate_json(hit.text)
-    result = await model._send(messages, None, stats, tools=schemas)
+    result = await model._send(messages, None, stats, tools=schemas, create_args=create_args)
     calls = [_Call(id=c.id, name=c.name, arguments=c.arguments)
              for c in (result.content if isinstance(result.content, list) else [])]
     text = result.content if isinstance(result.content, str) else (result.thought or "")
