@@ -11,6 +11,7 @@ resolve (the cited page extracted again holds the cited lines' text).
 
     python scripts/bench_formats.py                     # md, pdf, docx
     python scripts/bench_formats.py --formats md,pdf --limit 8
+    python scripts/bench_formats.py --formats md,pdf-plain      # a PDF with no outline
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def to_docx(title: str | None, items: list, path: Path) -> None:
     document.save(str(path))
 
 
-def to_pdf(title: str | None, items: list, path: Path) -> None:
+def to_pdf(title: str | None, items: list, path: Path, outline: bool = True) -> None:
     from fpdf import FPDF
 
     pdf = FPDF()
@@ -106,7 +107,8 @@ def to_pdf(title: str | None, items: list, path: Path) -> None:
     for kind, value in items:
         if kind == "h":
             level, text = value
-            pdf.start_section(clean(text), level=level - 1)
+            if outline:
+                pdf.start_section(clean(text), level=level - 1)
             pdf.set_font(family, size=16 - 2 * level)
             pdf.multi_cell(0, 8, clean(text), new_x="LMARGIN", new_y="NEXT")
         elif kind == "table":
@@ -121,10 +123,14 @@ def to_pdf(title: str | None, items: list, path: Path) -> None:
 
 
 def convert(source: Path, target: Path, fmt: str) -> Path:
+    """`fmt`: "pdf", "pdf-plain" (a PDF without an outline: headings are only lines) or "docx"."""
     target.mkdir(parents=True, exist_ok=True)
     for md in sorted(source.glob("*.md")):
         title, items = blocks(md.read_text(encoding="utf-8"))
-        (to_pdf if fmt == "pdf" else to_docx)(title, items, target / f"{md.stem}.{fmt}")
+        if fmt == "docx":
+            to_docx(title, items, target / f"{md.stem}.docx")
+        else:
+            to_pdf(title, items, target / f"{md.stem}.pdf", outline=fmt == "pdf")
     return target
 
 
@@ -136,7 +142,7 @@ def resolved(citations) -> tuple[int, int]:
 
     good = total = 0
     for c in citations:
-        if not c.path.endswith((".pdf", ".docx")):
+        if not c.path.endswith((".pdf", ".docx")):  # a Markdown citation: nothing to extract
             continue
         total += 1
         lines = readers.part_lines(c.path, c.part) or []

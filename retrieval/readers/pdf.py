@@ -2,14 +2,12 @@
 
 pypdfium2 was chosen by measurement: on the STORM slides it extracts ~7x faster than pypdf and
 keeps words apart that pypdf runs together ("Jiang Theodore", not "JiangTheodore"); pdfplumber
-is ~20-100x slower. Headings come from the outline (bookmarks) when the file has one, else from
-numbered title-like lines ("4.2 Flood deductible"). Each page is opened, read and closed in turn,
-so memory stays bounded however many pages a file has.
+is ~20-100x slower. Headings: `pdf_headings` (the outline, else type size and numbering). Each
+page is opened, read and closed in turn, so memory stays bounded however many pages a file has.
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Iterator
 
@@ -17,10 +15,9 @@ import pypdfium2 as pdfium
 
 from retrieval.documents import Part
 from retrieval.readers import Extracted, PartLines, Unreadable, clean_line
+from retrieval.readers.pdf_headings import PageHeadings
 
 NO_TEXT = "no text layer; scanned? OCR is not enabled"
-_NUMBERED = re.compile(r"^\s*(\d{1,2}(?:\.\d{1,2}){0,4})\.?\s+([A-Z][^.!?;:]*?)\s*$")
-_MAX_HEADING_WORDS = 10
 
 
 def _open(path: Path) -> pdfium.PdfDocument:
@@ -32,20 +29,42 @@ def _open(path: Path) -> pdfium.PdfDocument:
         raise Unreadable(f"corrupt or not a PDF ({exc})") from exc
 
 
-def _page_text(doc: pdfium.PdfDocument, index: int) -> list[str]:
+def _page_text(doc: pdfium.PdfDocument, index: int, sizes: bool = False
+               ) -> tuple[list[str], list[float | None]]:
+    """A page's lines, and (with `sizes`) each line's type size: the median height of its letters'
+    font boxes (the nominal font size lies where a file scales its text matrix instead)."""
     page = doc[index]
     try:
         textpage = page.get_textpage()
         try:
             text = textpage.get_text_range()
+            heights = _char_heights(textpage, text) if sizes else None
         finally:
             textpage.close()
     finally:
         page.close()
-    lines = [clean_line(x) for x in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    raw = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = [clean_line(x) for x in raw]
     while lines and not lines[-1]:
         lines.pop()
-    return lines
+    line_sizes: list[float | None] = [None] * len(lines)
+    if heights is not None:  # char i of the text page is character i of its text, "\r\n" included
+        at = 0
+        for n, (piece, line) in enumerate(zip(text.split("\r\n"), lines)):
+            found = sorted(h for h, ch in zip(heights[at: at + len(piece)], piece) if h > 0 and not ch.isspace())
+            line_sizes[n] = found[len(found) // 2] if found else None
+            at += len(piece) + 2
+    return lines, line_sizes
+
+
+def _char_heights(textpage, text: str) -> list[float] | None:
+    if textpage.count_chars() != len(text) or "\r\n" not in text and "\r" in text:
+        return None  # characters and text do not line up: no sizes rather than wrong ones
+    out = []
+    for i in range(len(text)):
+        left, bottom, right, top = textpage.get_charbox(i, loose=True)
+        out.append(round(top - bottom, 1))
+    return out
 
 
 def _outline(doc: pdfium.PdfDocument) -> dict[int, list[tuple[int, str]]]:
@@ -63,34 +82,6 @@ def _outline(doc: pdfium.PdfDocument) -> dict[int, list[tuple[int, str]]]:
     return by_page
 
 
-def _key(text: str) -> str:
-    return re.sub(r"\W+", "", text).lower()
-
-
-def _headings(lines: list[str], marks: list[tuple[int, str]] | None
-              ) -> tuple[dict[int, int], list[tuple[int, str]]]:
-    """(line -> level, implied headings) for one page: bookmarks matched to the line that shows
-    them, else numbered title-like lines when the file has no outline."""
-    headings: dict[int, int] = {}
-    implied: list[tuple[int, str]] = []
-    if marks is None:
-        for n, line in enumerate(lines, start=1):
-            m = _NUMBERED.match(line)
-            if m and len(line.split()) <= _MAX_HEADING_WORDS:
-                headings[n] = m.group(1).count(".") + 1
-        return headings, implied
-    start = 1
-    for level, title in marks:
-        want = _key(title)
-        found = next((n for n in range(start, len(lines) + 1) if want and _key(lines[n - 1]) == want), None)
-        if found is None:
-            implied.append((level, title))  # a bookmark with no line of its own holds from the page top
-        else:
-            headings[found] = level
-            start = found + 1
-    return headings, implied
-
-
 def _title(doc: pdfium.PdfDocument) -> str | None:
     try:
         title = " ".join(str(doc.get_metadata_dict().get("Title") or "").split())
@@ -105,16 +96,16 @@ def extract(path: Path) -> Extracted:
     if pages == 0:
         doc.close()
         raise Unreadable("a PDF with no pages")
-    outline = _outline(doc)
+    headings_of = PageHeadings(_outline(doc))
     title = _title(doc)
 
     def parts() -> Iterator[PartLines]:
         any_text = False
         try:
             for index in range(pages):
-                lines = _page_text(doc, index)
+                lines, sizes = _page_text(doc, index, sizes=not headings_of.outline)
                 any_text = any_text or any(line.strip() for line in lines)
-                headings, implied = _headings(lines, outline.get(index, []) if outline else None)
+                headings, implied = headings_of.page(index, lines, sizes)
                 yield PartLines(Part(kind="page", number=index + 1), lines, headings, implied)
         finally:
             doc.close()
@@ -129,6 +120,6 @@ def part_lines(path: Path, part: Part | None) -> list[str] | None:
         return None
     doc = _open(path)
     try:
-        return _page_text(doc, part.number - 1) if 1 <= part.number <= len(doc) else None
+        return _page_text(doc, part.number - 1)[0] if 1 <= part.number <= len(doc) else None
     finally:
         doc.close()

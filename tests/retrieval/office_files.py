@@ -7,9 +7,9 @@ from pathlib import Path
 
 
 def write_pdf(path: Path, pages: list[list[str]], outline: dict[str, int] | None = None,
-              title: str | None = None, password: str | None = None) -> Path:
-    """One line of text per item, page after page. `outline`: a line's text -> bookmark level (0 = top),
-    written as the PDF's outline at that line."""
+              title: str | None = None, password: str | None = None, sizes: dict[str, int] | None = None) -> Path:
+    """One line of text per item, page after page, in 11 pt. `outline`: a line's text -> bookmark level
+    (0 = top), written as the PDF's outline at that line; `sizes`: a line's text -> its type size."""
     from fpdf import FPDF
 
     pdf = FPDF()
@@ -21,7 +21,8 @@ def write_pdf(path: Path, pages: list[list[str]], outline: dict[str, int] | None
         for line in lines:
             if outline and line in outline:
                 pdf.start_section(line, level=outline[line])
-            pdf.cell(0, 6, line, new_x="LMARGIN", new_y="NEXT")
+            pdf.set_font("Helvetica", size=(sizes or {}).get(line, 11))
+            pdf.cell(0, 8, line, new_x="LMARGIN", new_y="NEXT")
     if password:
         pdf.set_encryption(owner_password=password + "-owner", user_password=password)
     pdf.output(str(path))

@@ -54,10 +54,24 @@ def test_pdf_lines_are_counted_per_page_with_outline_headings(tmp_path):
 
 def test_pdf_without_outline_takes_numbered_lines_as_headings(tmp_path):
     doc = _one(write_pdf(tmp_path / "m.pdf", [["Flood manual", "4 Claims", "4.2 Flood deductible",
-                                                "Pay the deductible first.", "1. Call the adjuster within 3 days."]]))
-    passage = next(p for p in split_document(doc) if "Pay the deductible" in p.text)
+                                                "Pay the deductible first.", "1. Call the adjuster within 3 days.",
+                                                "Section 9. Additional Coverages", "Debris removal is covered."]]))
+    passages = split_document(doc)
+    passage = next(p for p in passages if "Pay the deductible" in p.text)
     assert passage.heading_path == ["4 Claims", "4.2 Flood deductible"]
     assert passage.text == "Pay the deductible first.\n1. Call the adjuster within 3 days."  # a list item is text
+    debris = next(p for p in passages if "Debris" in p.text)
+    assert debris.heading_path == ["Section 9. Additional Coverages"] and debris.line_start == 7
+
+
+def test_pdf_without_outline_takes_larger_type_as_headings(tmp_path):
+    doc = _one(write_pdf(tmp_path / "s.pdf", [["Flood rider guide", "Who may buy the rider",
+                                                "Holders of a homeowners policy.", "What it covers",
+                                                "Water damage from a river flood.", "Claims procedure"]],
+                         sizes={"Flood rider guide": 20, "Who may buy the rider": 15, "What it covers": 15}))
+    paths = {p.text: p.heading_path for p in split_document(doc)}
+    assert paths["Holders of a homeowners policy."] == ["Who may buy the rider"]  # the title heads the file
+    assert paths["Water damage from a river flood.\nClaims procedure"] == ["What it covers"]  # 11 pt: text
 
 
 @pytest.mark.skipif(not SLIDES.is_file(), reason="../shared/data/pdf/storm_naacl2024_slides.pdf is not here")
@@ -66,8 +80,10 @@ def test_the_storm_slides_pdf_reads_page_by_page():
     passages = split_document(doc)
     assert doc.title.startswith("Assisting in Writing Wikipedia-like Articles")
     assert {p.part.number for p in passages} >= set(range(1, 31))
-    hit = next(p for p in passages if "There Is More Raw Information Than One Can Consume" in p.text)
-    assert hit.part == Part(kind="page", number=2) and hit.line_start == 1
+    # no outline: a slide's title is a heading by its type size, line 1 of its page
+    hit = next(p for p in passages if p.heading_path == ["There Is More Raw Information Than One Can Consume"])
+    assert hit.part == Part(kind="page", number=2) and hit.line_start == 2
+    assert readers.part_lines(hit.path, hit.part)[0] == "There Is More Raw Information Than One Can Consume"
     assert all(_reread(p) == p.text for p in passages)
 
 
