@@ -14,10 +14,11 @@ from typing import Iterator
 import pypdfium2 as pdfium
 
 from retrieval.documents import Part
-from retrieval.readers import Extracted, PartLines, Unreadable, clean_line
+from retrieval.readers import Extracted, PartLines, Unreadable, clean_line, ocr
 from retrieval.readers.pdf_headings import PageHeadings
 
 NO_TEXT = "no text layer; scanned? OCR is not enabled"
+NO_TEXT_OCR = "no text layer, and OCR read no text on its pages"
 
 
 def _open(path: Path) -> pdfium.PdfDocument:
@@ -41,6 +42,9 @@ def _page_text(doc: pdfium.PdfDocument, index: int, sizes: bool = False
             heights = _char_heights(textpage, text) if sizes else None
         finally:
             textpage.close()
+        if not text.strip() and ocr.available():  # a scanned page: what OCR reads on it
+            read = [clean_line(x) for x in ocr.page_lines(page)]
+            return read, [None] * len(read)
     finally:
         page.close()
     raw = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
@@ -110,7 +114,7 @@ def extract(path: Path) -> Extracted:
         finally:
             doc.close()
         if not any_text:
-            raise Unreadable(NO_TEXT)
+            raise Unreadable(NO_TEXT_OCR if ocr.available() else NO_TEXT)
 
     return Extracted(title, parts(), pages)
 

@@ -16,6 +16,8 @@ from office_files import (
 )
 
 from retrieval import readers
+from retrieval.readers import ocr
+from retrieval.readers.pdf import NO_TEXT_OCR
 from retrieval.documents import Part, line_range
 from retrieval.loaders import load_file, load_paths
 from retrieval.splitter import split_document
@@ -152,10 +154,30 @@ def test_bad_files_are_one_line_each_and_the_rest_loads(tmp_path):
     items = list(load_paths([tmp_path]))
     reasons = {Path(i.path).name: i.reason for i in items if hasattr(i, "reason")}
     assert reasons["locked.pdf"] == "password-protected"
-    assert reasons["scan.pdf"] == "no text layer; scanned? OCR is not enabled"
+    assert reasons["scan.pdf"] == (NO_TEXT_OCR if ocr.available() else "no text layer; scanned? OCR is not enabled")
     assert reasons["broken.pdf"].startswith("corrupt or not a PDF")
     assert reasons["broken.docx"].startswith("corrupt or not a Word file")
     assert reasons["broken.pptx"].startswith("corrupt or not a PowerPoint file")
     assert reasons["broken.xlsx"].startswith("password-protected, or an old binary Excel file")
     assert all("\n" not in r for r in reasons.values())
     assert [d.title for d in items if hasattr(d, "segments")] == ["Good text."]
+
+
+def test_a_scanned_page_is_read_by_ocr_when_the_extra_is_installed(tmp_path):
+    pytest.importorskip("rapidocr_onnxruntime", reason="the ocr extra is not installed")
+    from fpdf import FPDF
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+    font = ImageFont.truetype(str(font), 28) if font.is_file() else ImageFont.load_default(size=28)
+    image = Image.new("RGB", (1240, 400), "white")
+    draw = ImageDraw.Draw(image)
+    for i, text in enumerate(["Scanned notice", "The flood deductible is 2,500 dollars per event."]):
+        draw.text((60, 60 + 70 * i), text, fill="black", font=font)
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.image(image, x=0, y=0, w=210)  # a picture of text: no text layer
+    pdf.output(str(tmp_path / "scan.pdf"))
+    passage = split_document(_one(tmp_path / "scan.pdf"))[0]
+    assert "The flood deductible is 2,500 dollars per event." in passage.text.split("\n")
+    assert _reread(passage) == passage.text  # OCR reads the page the same way again
