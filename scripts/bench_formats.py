@@ -101,7 +101,10 @@ def to_pdf(title: str | None, items: list, path: Path, outline: bool = True) -> 
         family = "body"
     else:  # core fonts are Latin-1 only
         family = "Helvetica"
-    clean = (lambda s: s) if family == "body" else (lambda s: s.replace("—", "-").encode("latin-1", "replace").decode("latin-1"))
+
+    def clean(text: str) -> str:
+        return text if family == "body" else text.replace("—", "-").encode("latin-1", "replace").decode("latin-1")
+
     pdf.set_title(title or "")
     pdf.add_page()
     for kind, value in items:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from cluster.commands.common import add_store_arguments, relative_source, store_settings
+from cluster.commands.common import add_store_arguments, place_of, store_settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -116,8 +116,8 @@ def run(args: argparse.Namespace) -> int:
             when = f", effective {e.effective}" if e.effective and n.name in ("supersedes", "amends",
                                                                                 "superseded_by", "amended_by") else ""
             at = f"  (at {graph.nodes[n.at].title})" if n.at else ""
-            print(f"  {n.name:14} {n.other}{at}\n  {'':14} ({e.via}, {relative_source(e.path)}:{e.line_start}-"
-                  f"{e.line_end}{when}) {e.quote[:100]}")
+            where = place_of(e.path, e.path, e.line_start, e.line_end, e.part)
+            print(f"  {n.name:14} {n.other}{at}\n  {'':14} ({e.via}, {where}{when}) {e.quote[:100]}")
         if not result.edges:
             print("  (no edges" + (f" of type {args.edges})" if args.edges else ")"))
         if args.hops > 1:

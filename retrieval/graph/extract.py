@@ -112,6 +112,7 @@ def document_record(doc: Document, passages: list[Passage]) -> DocumentRecord:
             edges += _page_run_edges(page_run, me, record, keyset)
             page_run = []
         context: list[str] = []  # keys named so far in this paragraph: whom an "It ..." speaks of
+        stated = len(edges)
         for offset, line in enumerate(seg.text.split("\n")):
             n = seg.line_start + offset if doc.record is None else seg.line_start
             if in_header and n in replaced:
@@ -123,6 +124,8 @@ def document_record(doc: Document, passages: list[Passage]) -> DocumentRecord:
                 page_run.append((n, line))
                 continue
             edges += _line_edges(line, n, me, source, in_header, record, keyset, context)
+        for e in edges[stated:]:
+            e.part = seg.part
     if page_run:
         edges += _page_run_edges(page_run, me, record, keyset)
     for hp, sec in sections.items():  # a section spans its subsections
@@ -146,11 +149,14 @@ def _page_run_edges(run: list, me: str, record: DocumentRecord, own: set[str]) -
     edges: list[StatedEdge] = []
     context: list[str] = []
     at = 0
+    part = run[0][0]
     for sentence in _SENTENCE.split(text):
         at = text.find(sentence, at)
         n = max(line_no for offset, line_no in starts if offset <= max(at, 0))
         edges += _line_edges(sentence.strip(), n, me, source, in_header, record, own, context)
         at += len(sentence)
+    for e in edges:
+        e.part = part
     return edges
 
 
@@ -221,7 +227,7 @@ def _trim(text: str) -> str:
 def _dedupe(edges: list[StatedEdge]) -> list[StatedEdge]:
     seen, out = set(), []
     for e in edges:
-        key = (e.type, e.source, e.target.key, tuple(e.target.sections), e.target.topic, e.line_start)
+        key = (e.type, e.source, e.target.key, tuple(e.target.sections), e.target.topic, e.part, e.line_start)
         if key not in seen:
             seen.add(key)
             out.append(e)

@@ -47,6 +47,7 @@ class StatedEdge(BaseModel):
     line_end: int
     quote: str  # the line it was read from, trimmed
     reverse: bool = False  # "SUPERSEDED by X": the edge runs from the reference to `source`
+    part: Part | None = None  # the PDF page (slide, sheet) its lines count within
 
 
 class SectionRecord(BaseModel):
@@ -114,6 +115,7 @@ class Edge(BaseModel):
     line_end: int
     quote: str = ""
     effective: str | None = None  # when the source document takes effect
+    part: Part | None = None  # the PDF page (slide, sheet) its lines count within
 
     def read_as(self, node: str) -> tuple[str, str]:
         """(edge name, other end) seen from `node`: the inverse name when `node` is the target."""

@@ -119,7 +119,7 @@ class EvidenceGraph:
             newer = self.document(self.nodes[source].doc) if self.nodes[source].doc else None
             out.append(Edge(type=stated.type, source=source, target=target, via=stated.via, path=r.path,
                             line_start=stated.line_start, line_end=stated.line_end, quote=stated.quote,
-                            effective=date_phrase(newer.effective if newer else None)))
+                            effective=date_phrase(newer.effective if newer else None), part=stated.part))
         return out
 
     def _edition_order(self) -> list[Edge]:

@@ -41,9 +41,11 @@ def _write_folder(folder: Path) -> Path:
     write_docx(folder / "bulletin-2023-05.docx", [
         ("p", "Effective: June 1, 2023"), ("h1", "Deductible"),
         ("p", "The flood deductible is $2,000 per flood event for every insured building."),
-        ("table", [["Zone", "Deductible"], ["A", "$2,000"], ["V", "$4,000"]])], title="Bulletin 2023-05: Flood deductible")
+        ("table", [["Zone", "Deductible"], ["A", "$2,000"], ["V", "$4,000"]])],
+        title="Bulletin 2023-05: Flood deductible")
     write_pptx(folder / "flood-program.pptx", [
-        {"title": "Flood program overview", "bullets": ["Harborline Mutual sells the flood rider in three coastal regions."]},
+        {"title": "Flood program overview",
+         "bullets": ["Harborline Mutual sells the flood rider in three coastal regions."]},
         {"title": "Waiting period", "bullets": ["Flood coverage starts 14 days after the flood rider is purchased."],
          "notes": "Claims adjusters visit a flooded building within three days of the flood claim."}])
     write_xlsx(folder / "flood-rates.xlsx", {"2024": [
@@ -190,6 +192,7 @@ def test_header_fields_run_together_or_wrapped_by_an_export_still_state_edges(tm
         typed = {(e.type, e.target.key, e.line_start) for e in record.edges if e.type != "refers_to"}
         assert typed == {("supersedes", "BULLETIN 2021-04", line), ("attaches_to", "FR-12", line)}, typed
         assert record.effective == "June 1, 2024"
+        assert {e.part for e in record.edges} == ({Part(kind="page", number=1)} if path == pdf else {None})
     # a sentence wrapped across PDF lines is read whole: "it replaced form FR-12" speaks of this document
     record = document_record(load_file(pdf)[0][0], [])
     assert ("refers_to", "FR-12", 5) in {(e.type, e.target.key, e.line_start) for e in record.edges}
