@@ -2,11 +2,14 @@
 
     python scripts/calibrate_answers.py bench-multihop/musique-chain.jsonl bench-multihop/hotpotqa-chain.jsonl
 
+    python scripts/calibrate_answers.py bench-answers/*.jsonl   # scripts/bench_answers.py's, with the regulatory set
+
 Reads benchmark records (`raystorm bench multihop --out FILE.jsonl`, written
 before the answer layer existed or with it: the strategy's own span is the
 record's `strategy_span`, else its `short_answer`), rebuilds each question's
 evidence (hops, supporting passages, the first retrieved ones) and its
-candidates (once), and per fold (by question, both sets in every fold):
+candidates (once), or the evidence scripts/bench_answers.py recorded, and per fold (by question, every set
+in every fold; a record's own fold when it has one):
 
 - fits the candidate model (a conditional logit over `candidates.FEATURES`,
   L2) on the other folds, its L2 strength chosen among `L2_GRID` by an inner
@@ -15,7 +18,7 @@ candidates (once), and per fold (by question, both sets in every fold):
   score and `fusion.STATED` features, or those of --calibrate-on) and picks
   the threshold that maximises the training folds' utility (each answered
   question scores 2·F1 − 1, an abstention 0);
-- scores the held-out fold.
+- scores the held-out fold (a value answer by value: "three hundred dollars" is right for "$300").
 
 Prints the held-out figures (what to report) over all questions and per dev
 set, the held-out calibration by confidence bucket, the in-sample figures
@@ -38,13 +41,24 @@ from agents.answer.analysis import analyze
 from agents.answer.candidates import FEATURES, Evidence, HopEvidence, gather
 from agents.answer.fusion import STATED, fuse, rank, score
 from agents.multihop.evaluation import BenchRecord, confidence_buckets, read_records
-from agents.multihop.metrics import exact_match, f1_score
+from agents.answer.values import parse_value, same_value
+from agents.multihop.metrics import exact_match
+from agents.multihop.metrics import f1_score as text_f1
 from retrieval.datasets import load_multihop_set
 from retrieval.documents import PassageText
 
 OTHER_PASSAGES = 5
 THRESHOLDS = [round(0.05 * i, 2) for i in range(0, 20)]
 L2_GRID = (0.3, 1.0, 3.0, 10.0, 30.0)
+
+
+def f1_score(answer: str, golds: list[str]) -> float:
+    """SQuAD F1, but a value answer scores by value: "three hundred dollars" is right for "$300"."""
+    value = parse_value(answer or "")
+    wanted = [parse_value(g) for g in golds]
+    if value and all(wanted):
+        return float(any(same_value(value, w) for w in wanted))
+    return text_f1(answer, golds)
 
 
 def evidence_of(record: BenchRecord) -> Evidence:
@@ -128,8 +142,18 @@ def main(argv: list[str] | None = None) -> int:
     nlp = TextToolkit()
     questions = []  # (golds, analysis, evidence, candidates)
     sets: list[str] = []  # the dev set of each question
+    folds: list[int] = []  # each question's fold, when its records say (bench_answers.py: by form family)
     for path in args.records:
-        name = Path(path).name.split("-")[0]
+        name = Path(path).name.split("-")[0].removesuffix(".jsonl")
+        lines = [json.loads(x) for x in Path(path).read_text(encoding="utf-8").splitlines() if x.strip()]
+        if any("evidence" in x for x in lines):
+            for record in [x for x in lines if "evidence" in x][:args.limit]:  # scripts/bench_answers.py
+                ev = Evidence.model_validate(record["evidence"])
+                analysis = analyze(nlp, ev.question)
+                sets.append(name)
+                folds.append(int(record["fold"]) % args.folds)
+                questions.append((record["golds"], analysis, ev, gather(nlp, analysis, ev)))
+            continue
         dataset = load_multihop_set(Path(args.data) / name).questions
         gold = {q.id: q.answers for q in dataset}
         # in the set's own order: a file written as questions finished (bench runs them in parallel) folds the same
@@ -139,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
             if record.id not in gold:
                 raise SystemExit(f"{path}: question {record.id} is not in {Path(args.data) / name}")
             sets.append(name)
+            folds.append(-1)
             ev = evidence_of(record)
             analysis = analyze(nlp, record.question)
             questions.append((gold[record.id], analysis, ev, gather(nlp, analysis, ev)))
@@ -217,7 +242,11 @@ def main(argv: list[str] | None = None) -> int:
 
     held_out: dict[int, tuple] = {}  # question -> (prediction, its fold's threshold)
     chosen, penalties = [], []
-    for test in folds_of(list(range(n)), args.folds):
+    given = [i for i in range(n) if folds[i] >= 0]
+    interleaved = folds_of([i for i in range(n) if folds[i] < 0], args.folds)
+    for k, test in enumerate(interleaved):
+        test += [i for i in given if folds[i] == k]
+    for test in interleaved:
         train = [i for i in range(n) if i not in test]
         w, cal, l2 = fit_all(train)
         t = best_threshold(predict(train, w, cal))

@@ -15,6 +15,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, Field
 
+from agents.answer.values import SIZE_UNITS, TIME_UNITS, fits, parse_value
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import Step
 from agents.lm.text.entities import EntityKind
@@ -38,7 +39,8 @@ _ASK_WORDS = frozenset("who whom whose what which when where why how is are was 
 _CLAUSES = re.compile(r"[;:]\s+|(?<=[a-z0-9\"”')]{2}[.!?])\s+(?=[A-Z])")  # not after "Mr." or "E."
 _WH = r"who|whom|whose|what|which|when|where|how"
 # A question word that opens the clause, after at most a preposition ("In which city", "From what date").
-_FRONTED = re.compile(rf"^\W*(?:(?:in|at|on|from|by|for|to|of|during|since|until|after|before|with|into)\s+)?"
+_FRONTED = re.compile(rf"^\W*(?:(?:in|at|on|from|by|for|to|of|during|since|until|after|before|with|into|within|"
+                      rf"above|below|over|under|beyond|up to)\s+)?"
                       rf"({_WH})\b", re.I)
 # A question word left in place, its phrase running to the end ("... released by what label?", "based where?").
 _IN_PLACE = re.compile(rf"^.*\b({_WH})\b((?:[\s,]+[\w'’&-]+){{0,8}})[\s?.]*$", re.I)
@@ -66,7 +68,9 @@ for _words, _typed in [
     ("height length distance weight speed temperature snowfall rainfall precipitation elevation altitude "
      "depth width", ("number", "size")),
     ("percentage percent share", ("number", "percent")),
-    ("age", ("number", "")),
+    ("age figure value threshold floor cap ceiling minimum maximum", ("number", "")),
+    (" ".join(SIZE_UNITS), ("number", "size")),
+    (" ".join(TIME_UNITS - {"day", "month", "year", "decade"}), ("number", "duration")),
     ("city country county state town location region place continent province island village river district "
      "nation territory capital birthplace headquarters neighborhood neighbourhood suburb municipality borough "
      "street address lake mountain sea ocean", ("place", "")),
@@ -84,7 +88,14 @@ _VERBAL = re.compile(r"(ed|es|s|ing)$|^(wrote|won|made|became|began|took|gave|le
                      r"found|left|bought|sold|taught|drew|grew|knew|flew|threw|saw|came|went|got|had|did|"
                      r"brought|thought|told|said|wore|rose|fell|shot|hit|set|put|beat|bore|broke|chose|spoke|stole)$")
 _HOW = {"many": "count", "much": "amount", "long": "duration", "old": "", "far": "", "tall": "", "big": "",
-        "large": "", "high": "", "often": "count"}
+        "large": "", "high": "", "often": "count", "soon": "duration", "early": "duration"}
+# Words naming a bound on a measure ("length limit", "horsepower threshold", "time limit"): the word before
+# them says what is measured; "maximum number" is a count.
+_BOUNDS = frozenset("limit limits cap caps ceiling floor threshold minimum maximum max min".split())
+_MEASURED_BY: dict[str, Measure] = {"time": "duration", "number": "count", "dollar": "amount"}
+# "... as a percentage?", "... in dollars?", "... in days?": the unit the answer is asked in
+_ASKED_IN = re.compile(r"\b(?:as an?|in)\s+(percentage|percent|share|dollars|days|hours|weeks|months|years|"
+                       r"minutes)\b", re.I)
 
 
 class QuestionAnalysis(BaseModel):
@@ -174,8 +185,16 @@ def asked_type(question: str) -> tuple[AnswerType, Measure, list[str]]:
             return "date", "", []
         if how.group(1).lower() == "many" and (how.group(2) or "").lower() in _TIME_UNITS:
             return "number", "duration", []
+        if how.group(1).lower() == "far" and re.match(r"\s+far\s+(?:in advance|ahead|beforehand)", rest, re.I):
+            return "number", "duration", []  # "how far in advance must notice be given"
         return "number", _HOW[how.group(1).lower()], head[1:]  # type: ignore[return-value]
-    return (*_typed_head(head), head)
+    kind, measure = _typed_head(head)
+    asked_in = _ASKED_IN.search(rest)
+    if kind == "number" and asked_in:
+        unit = asked_in.group(1).lower()
+        measure = {"percentage": "percent", "percent": "percent", "share": "percent",
+                   "dollars": "amount"}.get(unit, "duration")
+    return kind, measure, head
 
 
 def head_phrase(after_wh: str) -> list[str]:
@@ -200,6 +219,15 @@ def head_type(words: list[str]) -> AnswerType:
 def _typed_head(words: list[str]) -> tuple[AnswerType, Measure]:
     if words and words[0] == "number":  # "what number"; "which filing number" is a code
         return "number", "count"
+    if len(words) >= 2 and words[-1] in _BOUNDS | {"number"} and (words[-2] in _BOUNDS or words[-1] in _BOUNDS):
+        # "maximum number" a count; "length limit" a size, "time limit" a duration, "special limit" by "limit"
+        measured = words[-2] if words[-1] in _BOUNDS else ""
+        if words[-1] == "number":
+            return "number", "count"
+        if measured in _MEASURED_BY:
+            return "number", _MEASURED_BY[measured]
+        if measured in _HEADS and _HEADS[measured][0] == "number":
+            return _HEADS[measured]
     for at in range(len(words) - 1, -1, -1):
         w = words[at]
         for form in (w, w[:-1] if w.endswith("s") else w, w[:-2] if w.endswith("es") else w):
@@ -273,7 +301,11 @@ _BARE_YEAR = re.compile(r"^(1[5-9]\d\d|20\d\d)$")
 
 
 def fits_measure(text: str, measure: str) -> bool:
-    """Whether a number candidate is of the kind the question measures."""
+    """Whether a number candidate is of the kind the question measures (by the value grammar when the
+    candidate is a value it reads: "three hundred dollars" is an amount, "seventy-two (72) hours" a duration)."""
+    value = parse_value(text)
+    if value is not None and value.kind != "year":
+        return fits(value, measure)
     duration, money, size = bool(_TIME_UNIT.search(text)), bool(_MONEY.search(text)), bool(_SIZE_UNIT.search(text))
     percent = "%" in text or bool(re.search(r"\bper ?cent\b", text, re.I))
     if measure == "duration":

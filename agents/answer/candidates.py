@@ -20,9 +20,11 @@ import re
 
 from pydantic import BaseModel, Field
 
+from agents.answer import values
 from agents.answer.analysis import TYPE_KINDS, QuestionAnalysis, fits_measure
 from agents.answer.relation import anchored, answer_entities, is_alias, relation_terms, sentence_words, transparent
 from agents.lm.nlp import TextToolkit
+from agents.lm.text.entities import Entity
 from agents.multihop import evidence
 from agents.multihop.decompose import SubQuestion, decompose
 from agents.multihop.plan import PlanHop, PlanWalk, step_candidates, walk_plan
@@ -94,10 +96,12 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
     bridges = {e.text for h in found for e in nlp.entities(h.answer, evidence.BRIDGE_KINDS)
                if not evidence.mentions(nlp, asked, e.text)}
     by_key: dict[str, dict] = {}
+    numeric = analysis.answer_type == "number"
+    known_values = values.values_in(ev.question) if numeric else []
 
     def add(text: str, closeness: float, sentence: str, title: str, in_slot: float = 0.0,
             rel: float = 0.0, alias: float = 0.0) -> dict:
-        key = normalize_answer(text)
+        key = value_key(text) if numeric else normalize_answer(text)
         slot = by_key.setdefault(key, {"text": text, "hops": set(), "closeness": 0.0, "fit": 0.0, "slot": 0.0,
                                        "head": 0.0, "overlap": 0.0, "relation": 0.0, "alias": 1.0})
         slot["closeness"] = max(slot["closeness"], closeness)
@@ -119,7 +123,8 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
         title = next((ev.passages[i].title for i in hop.supporting if hop.answer in ev.passages[i].text), "")
         # an earlier step's hop states an earlier relation: the last one's words say nothing of its entities
         stating = relation_words if concluding is None or hop is concluding else set()
-        for e, close, in_slot, rel, alias in _entities(nlp, hop.answer, kinds, asked, analysis.answer_type, stating):
+        for e, close, in_slot, rel, alias in _entities(nlp, hop.answer, kinds, asked, analysis.answer_type, stating,
+                                                       known_values):
             for form in forms(e, analysis, ev.question, titles):
                 slot = add(form, close, hop.answer, title, in_slot, rel, alias)
                 slot["hops"].add(n)
@@ -133,11 +138,17 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
             if not asked & evidence.terms(nlp, sentence):
                 continue
             for e, close, in_slot, rel, alias in _entities(nlp, sentence, kinds, asked, analysis.answer_type,
-                                                           relation_words):
+                                                           relation_words, known_values):
                 for form in forms(e, analysis, ev.question, titles):
                     add(form, close * 0.5, sentence, ev.passages[i].title, in_slot, rel * 0.5, alias)
     span = normalize_answer(ev.strategy_span)
-    if span and span not in by_key and _of_kinds(nlp, ev.strategy_span, kinds):
+    if numeric and span:  # the strategy's span counts as a value some passage states, or not at all
+        spanned = values.parse_value(ev.strategy_span)
+        if not spanned or spanned.kind == "year" or not any(values.states(p.text, ev.strategy_span)
+                                                            for p in ev.passages):
+            span = ""
+    if span and (value_key(ev.strategy_span) if numeric else span) not in by_key \
+            and _of_kinds(nlp, ev.strategy_span, kinds):
         add(ev.strategy_span, 0.0, "", "")
     out = []
     for key, slot in by_key.items():
@@ -146,17 +157,21 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
             continue  # a step's answer put into the next sub-question is what that one asks about, not its answer
         if slot["alias"]:
             continue  # only ever met as another name of something the question names ("Gila monster (Heloderma")
-        stated = [i for i, p in enumerate(ev.passages) if key and key in normalize_answer(f"{p.title} {p.text}")]
+        if numeric and key.startswith("value:"):  # "$300" is stated by "three hundred dollars"
+            stated = [i for i, p in enumerate(ev.passages) if values.states(f"{p.title} {p.text}", slot["text"])]
+        else:
+            stated = [i for i, p in enumerate(ev.passages) if key and key in normalize_answer(f"{p.title} {p.text}")]
         features = {
             "bias": 1.0,
-            "strategy_span": float(bool(span) and (key == span or key in span or span in key)),
+            "strategy_span": float(bool(span) and (key == span or key in span or span in key
+                                                   or (numeric and values.states(ev.strategy_span, slot["text"])))),
             "hop_votes": math.log1p(len(slot["hops"])),
             "last_hop": float(slot.get("last", False)),
             "late": slot.get("late", 0.0),
             "passage_votes": math.log1p(len([i for i in stated if i in support])),
             "closeness": slot["closeness"],
             "fit": slot["fit"],
-            "title": float(key in titles),
+            "title": float(normalize_answer(slot["text"]) in titles),
             "bridge": float(bool(cand_terms) and cand_terms <= queried),
             "chained": slot.get("chained", 0.0),
             "slot": slot["slot"],
@@ -178,7 +193,36 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
         out.append(Candidate(text=slot["text"], features=features, passages=stated))
     if analysis.measure:  # "30 days" for a waiting period, "$1,000" for a deductible, "2,913,123" for a population
         out = [c for c in out if fits_measure(c.text, analysis.measure)]
+    unit = asked_unit(ev.question) if numeric else ""
+    if unit and any(_unit_word(c.text) == unit for c in out):  # "how many days": days, where some passage says
+        out = [c for c in out if _unit_word(c.text) == unit]
     return out
+
+
+_HOW_MANY = re.compile(r"\bhow many\s+([a-z]+)|\b(?:what|which)\s+([a-z]+)\b|\bin\s+([a-z]+)\s*\?$", re.I)
+
+
+def asked_unit(question: str) -> str:
+    """The unit a question names for its answer ("how many days", "what horsepower", "... in hours?"),
+    singular, when the value grammar reads it as a unit of time or size; else ''."""
+    for m in _HOW_MANY.finditer(question):
+        word = next(g for g in m.groups() if g).lower()
+        v = values.parse_value(f"2 {word}")
+        if v and v.kind in ("duration", "size"):
+            return _unit_word(f"2 {word}")
+    return ""
+
+
+def _unit_word(text: str) -> str:
+    words = re.findall(r"[a-z]+", text.lower())
+    word = words[-1] if words else ""
+    return word[:-1] if word.endswith("s") and len(word) > 3 else word
+
+
+def value_key(text: str) -> str:
+    """One key for every writing of one value ("$300", "three hundred dollars"); other text as normalised."""
+    v = values.parse_value(text)
+    return f"value:{v.kind}:{v.unit}:{v.number:g}" if v else normalize_answer(text)
 
 
 def _one_step(nlp: TextToolkit, step: SubQuestion, ev: Evidence) -> PlanWalk:
@@ -262,7 +306,7 @@ _SLOTS = {"place": {"in", "at", "from", "near", "of"}, "date": {"in", "on", "sin
 
 
 def _entities(nlp: TextToolkit, sentence: str, kinds, asked: set[str], answer_type: str = "",
-              relation: set[str] = frozenset()):
+              relation: set[str] = frozenset(), known_values: list[values.Value] = ()):
     """(text, closeness to the question's words, in an answer slot, anchored to the relation, an alias of
     something the question names) for each entity of `kinds` in `sentence` the question does not name."""
     sentence = re.sub(r"\s*\[\d+(?:,\s*\d+)*\]", "", sentence)
@@ -270,7 +314,10 @@ def _entities(nlp: TextToolkit, sentence: str, kinds, asked: set[str], answer_ty
     marked = sentence_words(nlp, sentence) if relation else words
     skip = transparent(nlp, sentence, asked) if relation else set()
     slots = _SLOTS.get(answer_type, set())
-    for e in answer_entities(nlp, sentence, kinds, asked):
+    found = answer_entities(nlp, sentence, kinds, asked)
+    if answer_type == "number":
+        found = _value_entities(sentence, known_values)
+    for e in found:
         if answer_type == "date" and e.kind == "number" and not _YEAR_ONLY.match(e.text):
             continue  # a date question reads numbers only as years
         if e.kind == "name" and sentence[:e.start].endswith("New "):  # "New York": "New" is a stopword
@@ -280,6 +327,14 @@ def _entities(nlp: TextToolkit, sentence: str, kinds, asked: set[str], answer_ty
         alias = float(e.kind == "name" and is_alias(nlp, sentence[:e.start], asked))
         rel = anchored(marked, e.start, e.end, relation, skip) if relation else 0.0
         yield e.text, evidence.closeness(words, e.start, e.end, asked), slot, rel, alias
+
+
+def _value_entities(sentence: str, known: list[values.Value]) -> list[Entity]:
+    """The values a sentence states (agents/answer/values: "three hundred dollars", "five (5) percent"), as
+    written, less those the question states. What the grammar reads as no value (a paragraph's number
+    "9.3", a code, the day of a date) is no candidate; nor is a year: it measures nothing."""
+    return [Entity(text=v.text, kind="quantity" if v.unit else "number", start=v.start, end=v.end)
+            for v in values.values_in(sentence) if v.kind != "year" and not any(values.same_value(v, k) for k in known)]
 
 
 _YEAR_ONLY = re.compile(r"^(?:[1-9]\d{2}|1\d{3}|20\d{2})$")

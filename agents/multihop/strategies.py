@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from agents.answer.editions import answer_change, edition_ask, view_for, with_history
 from agents.answer.layer import AnswerSettings, finish
 from agents.lm.steps import LanguageModel
 from agents.multihop.chain import ChainOfRAG, ChainSettings
@@ -51,7 +52,19 @@ async def ask(question: str, strategy: StrategyChoice, lm: LanguageModel, retrie
     if strategy == "auto":
         route = await Router(lm, descriptions(), settings.fallback).route(question)
         strategy, note = route.strategy, route.note
-    answer = await make_agent(strategy, lm, retriever, settings).answer(question)
-    answer.route_note = note
-    # the answer layer: short answer fused from the evidence, confidence, verification, abstention
-    return await finish(lm, answer, settings.answer)
+    # editions (agents/answer/editions): the one in force, a named one, or each of two and the change
+    editions = edition_ask(question)
+
+    async def one(asked: str, view: Retriever, value: str | None = None) -> AgentAnswer:
+        answer = await make_agent(strategy, lm, view, settings).answer(asked)
+        answer.route_note = note
+        # the answer layer: short answer fused from the evidence, confidence, verification, abstention
+        return await finish(lm, answer, settings.answer, value=value)
+
+    if editions.kind == "change":  # each edition asked for a value ('' any measure, unless one is known)
+        return await answer_change(question, editions, retriever,
+                                   lambda asked, view, measure: one(asked, view, measure or ""))
+    answer = await one(question, view_for(editions, retriever))
+    if editions.kind == "current":  # the value it replaced, shown as history
+        return await with_history(answer, retriever, lambda view, measure: one(question, view, measure or ""))
+    return answer

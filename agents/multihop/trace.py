@@ -77,6 +77,9 @@ class AgentAnswer(BaseModel):
     abstained: bool = False
     abstain_reason: str | None = None  # why raystorm cannot answer ("no passage states ...")
     answer_support: list[Citation] = Field(default_factory=list)  # passages containing the short answer
+    # a question about the value in force: the value it replaced, as history, and the passages stating that
+    history: str | None = None
+    history_support: list[Citation] = Field(default_factory=list)
 
 
 def unique_passages(passages: list[Passage]) -> list[Passage]:

@@ -210,6 +210,8 @@ def print_answer(answer) -> None:
         print(f"Short answer: {answer.short_answer}  (confidence {answer.confidence:.2f}, {answer.answer_type})")
         for c in answer.answer_support:
             print(f"  stated in [{c.title}] {place_of(c.source, c.path, c.line_start, c.line_end, c.part)}")
+        if answer.history:  # the value the one in force replaced
+            print(f"  before: {answer.history}")
     print(f"\nAnswer ({answer.strategy}):")
     print(textwrap.indent(textwrap.fill(answer.answer, 100), "  "))
     print("\nHops:")

@@ -62,8 +62,10 @@ class EvidenceGraph:
             self.records[self.records.index(next(x for x in self.records if x.doc_id == r.doc_id))] = r
         self._by_doc_id[r.doc_id] = r
         self._by_node[r.node_id] = r
-        for key in r.keys:
-            self._by_key.setdefault(key, r)
+        for key in r.keys:  # a code several editions share names the newest ("Section 9 of Form HX-3")
+            known = self._by_key.get(key)
+            if known is None or (known.family and known.family == r.family and _newer(r, known)):
+                self._by_key[key] = r
         self.nodes[r.node_id] = Node(id=r.node_id, kind="document", title=r.title, doc=r.node_id, path=r.path)
         for s in r.sections:
             self.nodes[s.node_id] = Node(id=s.node_id, kind="section", title=s.heading_path[-1], doc=r.node_id,
@@ -227,6 +229,16 @@ def _renamed(r: DocumentRecord, new_id: str) -> DocumentRecord:
         "node_id": new_id,
         "sections": [s.model_copy(update={"node_id": swap(s.node_id)}) for s in r.sections],
         "edges": [e.model_copy(update={"source": swap(e.source)}) for e in r.edges]})
+
+
+def _newer(a: DocumentRecord, b: DocumentRecord) -> bool:
+    """Whether edition `a` of a family comes after `b`: by effective date when both have one, else by edition."""
+    if a.effective_date and b.effective_date and a.effective_date != b.effective_date:
+        return a.effective_date > b.effective_date
+    try:
+        return _edition_key(a.edition) > _edition_key(b.edition)
+    except TypeError:  # "rev A" against "2": no order to trust
+        return False
 
 
 def _edition_key(edition: str | None) -> tuple:
