@@ -85,13 +85,36 @@ class Session:
         hits = await asyncio.to_thread(self.corpus.search, query, k, mode, flt)
         return [hit_json(h) for h in hits]
 
-    async def ask(self, question: str, strategy: str = "auto", history: list[dict] | None = None) -> dict:
+    async def ask_events(self, question: str, strategy: str = "auto", history: list[dict] | None = None):
+        """The same answer as `ask`, as events while it is made: each search and each model step (hops,
+        intermediate answers) as it happens, then {"event": "answer", ...the ask --json object}."""
+        queue: asyncio.Queue = asyncio.Queue()
+        task = asyncio.ensure_future(self.ask(question, strategy, history, observe=queue.put_nowait))
+        try:
+            while not (task.done() and queue.empty()):
+                waiter = asyncio.ensure_future(queue.get())
+                await asyncio.wait({waiter, task}, return_when=asyncio.FIRST_COMPLETED)
+                if waiter.done():
+                    yield waiter.result()
+                else:
+                    waiter.cancel()
+            try:
+                yield {"event": "answer", **task.result()}
+            except RaystormError as exc:
+                yield {"event": "error", "error": str(exc)}
+        finally:
+            task.cancel()
+
+    async def ask(self, question: str, strategy: str = "auto", history: list[dict] | None = None,
+                  observe=None) -> dict:
         """The `ask --json` object; `history`: earlier turns of the dialogue (as this returns them in
-        "turn"), so a follow-up is rewritten from them first."""
+        "turn"), so a follow-up is rewritten from them first; `observe(event)`: told of each search and
+        model step as it happens."""
         from agents.answer.followup import RewriteFollowUp, RewriteInput, Turn
         from agents.multihop.strategies import MultihopSettings, ask
         from cluster.commands.ask import answer_json
         from cluster.commands.graph import statuses_in
+        from cluster.observed import ObservedModel, ObservedRetriever
 
         if not question.strip():
             raise UsageError("the question is empty")
@@ -99,7 +122,10 @@ class Session:
         asked = question
         if turns:
             asked = (await self.models.run(RewriteFollowUp, RewriteInput(question=question, turns=turns))).standalone
-        answer = await ask(asked, strategy, self.models, self.retriever, MultihopSettings())
+        models, retriever = self.models, self.retriever
+        if observe is not None:
+            models, retriever = ObservedModel(models, observe), ObservedRetriever(retriever, observe)
+        answer = await ask(asked, strategy, models, retriever, MultihopSettings())
         payload = answer_json(answer, question, None, statuses_in(self.graph(), answer.citations))
         payload["turn"] = Turn(question=question, standalone=asked, short_answer=answer.short_answer,
                                guess=answer.guess, answer_type=answer.answer_type).model_dump(mode="json")
@@ -214,17 +240,85 @@ class Session:
         return {"run_id": run_id, "report": report.read_text(encoding="utf-8"),
                 "references": [c.model_dump(mode="json") for c in refs.citations]}
 
-    async def interview(self, run: str, question: str, persona: str | None = None) -> list[dict]:
-        from agents.report.memory import interview, load_memories
-        from cluster.commands.interview import RunTopic, interview_record, panel_of
+    def personas(self, run: str) -> list[dict]:
+        from agents.report.memory import load_memories
+
+        return [{"name": m.persona.name, "description": m.persona.description}
+                for m in load_memories(self.inside(run, "run"))]
+
+    def runs_list(self) -> list[dict]:
+        """Every run folder: finished (report.md) or not, and the live state of those started here."""
+        out = []
+        for folder in sorted(p for p in self.runs.iterdir() if p.is_dir()) if self.runs.is_dir() else []:
+            job = self.jobs.get(folder.name)
+            state = job.state if job else ("done" if (folder / "report.md").is_file() else "unfinished")
+            out.append({"run_id": folder.name, "state": state, "topic": job.topic if job else _topic_of(folder)})
+        out += [{"run_id": j.run_id, "state": j.state, "topic": j.topic} for j in self.jobs.values()
+                if not (self.runs / j.run_id).is_dir()]
+        return out
+
+    def documents(self) -> list[dict]:
+        """The collection's files, each with its title and URL (from the evidence graph when built)."""
+        graph = self.graph()
+        if graph is not None:
+            docs = {r.path: {"path": r.path, "title": r.title, "url": r.url, "node": r.node_id,
+                             "state": graph.status(r.node_id).state} for r in graph.records}
+            return sorted(docs.values(), key=lambda d: d["title"].lower())
+        return [{"path": p, "title": Path(p).name, "url": None} for p in sorted(self._files())]
+
+    def _files(self) -> set[str]:
+        paths, _ = self.store.scan(self.collection)
+        return set(paths)
+
+    def source(self, run: str, n: int, context: int = 4) -> dict:
+        """Citation [n] of a report: the cited lines in their surrounding lines, read again from the
+        file (only a file of the collection), with its current/superseded status and whether the lines
+        still read as cited (ok) or changed since (stale)."""
+        from agents.storm.artifacts import ReferenceFile
+        from agents.wiki.claims import read_lines
+        from retrieval.documents import sha256_text
         from retrieval.saved import load_json
 
         folder = self.inside(run, "run")
+        refs = load_json(folder / "url_to_info.json", ReferenceFile, "rerun the report").citations
+        cited = next((c for c in refs if c.index == n), None)
+        if cited is None or not cited.snippets:
+            raise UsageError(f"report '{run}' has no citation [{n}]")
+        graph, out = self.graph(), []
+        for snip in cited.snippets:
+            if snip.path not in self._files():  # never a file outside the collection
+                raise UsageError(f"[{n}] cites {snip.path}, which is not a file of collection '{self.collection}'")
+            lines = read_lines(snip.path, snip.part) or []
+            first, last = max(1, snip.line_start - context), min(len(lines), snip.line_end + context)
+            now = "\n".join(lines[snip.line_start - 1: snip.line_end])
+            status = graph.status_at(snip.path, snip.line_start) if graph is not None else None
+            out.append({"path": snip.path, "title": snip.title, "url": snip.url, "part": snip.part.label()
+                        if snip.part else None, "line_start": snip.line_start, "line_end": snip.line_end,
+                        "first": first, "lines": lines[first - 1: last],
+                        "check": "ok" if snip.text in now or sha256_text(now) == sha256_text(snip.text) else "stale",
+                        "status": {"state": status.state, "summary": status.line()} if status else None})
+        return {"n": n, "title": cited.title, "url": cited.url, "snippets": out}
+
+    async def interview(self, run: str, question: str, persona: str | None = None) -> list[dict]:
+        from agents.report.memory import interview, load_memories
+        from cluster.commands.interview import interview_record, panel_of
+
+        folder = self.inside(run, "run")
         memories = load_memories(folder)
-        config = folder / "run_config.json"
-        topic = load_json(config, RunTopic, "rerun the report").topic if config.is_file() else folder.name
+        topic = _topic_of(folder)
         out = []
         for memory in panel_of(memories, None if persona in (None, "all") else persona, persona == "all"):
             answer = await interview(memory, topic, question, self.models, [])
             out.append(interview_record(memory.persona.name, question, answer))
         return out
+
+
+def _topic_of(folder: Path) -> str:
+    """A run's topic as its run_config.json says, else its folder's name."""
+    from cluster.commands.interview import RunTopic
+    from retrieval.saved import DamagedFile, load_json
+
+    try:
+        return load_json(folder / "run_config.json", RunTopic, "").topic
+    except DamagedFile:
+        return folder.name

@@ -1,0 +1,1 @@
+"""`raystorm web`: the pages and the HTTP API over one collection, served by Ray Serve."""

@@ -1,0 +1,198 @@
+"""The HTTP API (OpenAPI at /openapi.json) and the pages, over one `Session`.
+
+Every route calls the session, which calls the functions the CLI calls; the API returns the CLI's
+`--json` shapes. Pages are server-rendered with Jinja2 autoescaping (nothing from a document or a model
+becomes markup) plus one small script; nothing is fetched from the internet.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+from pydantic import BaseModel
+
+from retrieval.errors import RaystormError, UsageError
+
+HERE = Path(__file__).parent
+templates = Jinja2Templates(directory=str(HERE / "templates"))  # autoescapes .html templates
+
+
+class AskRequest(BaseModel):
+    collection: str
+    question: str
+    strategy: Literal["auto", "chain", "deep", "naive"] = "auto"
+    history: list[dict[str, Any]] = []
+
+
+class ReportRequest(BaseModel):
+    topic: str
+    writer: Literal["storm", "react"] = "storm"
+    personas: int = 3
+
+
+class InterviewRequest(BaseModel):
+    run_id: str
+    question: str
+    persona: str | None = None
+
+
+def create_app(get_session, get_token) -> FastAPI:
+    """The app; `get_session()` gives the opened `Session`, `get_token()` the token every request must
+    carry (None: none). Routes are async: the session's reports run on this event loop."""
+    app = FastAPI(title="raystorm", description="Search, ask, reports, interviews and the evidence graph of "
+                  "one collection.", version="1")
+    app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+
+    @app.middleware("http")
+    async def guard(request: Request, call_next):
+        token = get_token()
+        if token is not None:
+            given = request.headers.get("authorization", "") or f"Bearer {request.cookies.get('raystorm_token', '')}"
+            if request.query_params.get("token"):
+                given = f"Bearer {request.query_params['token']}"
+            if not hmac.compare_digest(given, f"Bearer {token}"):
+                return PlainTextResponse("a token is required (Authorization: Bearer TOKEN)", status_code=401)
+        response = await call_next(request)
+        if token is not None and request.query_params.get("token"):  # the page's own requests carry it on
+            response.set_cookie("raystorm_token", token, httponly=True, samesite="strict")
+        return response
+
+    @app.exception_handler(RaystormError)
+    async def refused(_request: Request, exc: RaystormError):
+        return JSONResponse({"error": str(exc)}, status_code=400 if isinstance(exc, UsageError) else 422)
+
+    s = get_session
+
+    # --- the API ------------------------------------------------------------------------------------
+
+    @app.get("/api/health")
+    async def health() -> dict:
+        session = s()
+        return {"ok": True, "collection": session.collection}
+
+    @app.get("/api/search")
+    async def search(q: str, k: int = 5, mode: Literal["hybrid", "dense", "sparse"] | None = None) -> list[dict]:
+        return await s().search(q, k, mode)
+
+    @app.post("/api/ask", responses={200: {"content": {"application/json": {}, "text/event-stream": {}}}})
+    async def ask(body: AskRequest, request: Request):
+        """The `ask --json` object; with `Accept: text/event-stream`, the searches and model steps as
+        they happen, then that object (event `answer`)."""
+        session = s()
+        if body.collection != session.collection:
+            raise UsageError(f"this server serves collection '{session.collection}', not '{body.collection}'")
+        if "text/event-stream" in request.headers.get("accept", ""):
+            async def events():
+                async for event in session.ask_events(body.question, body.strategy, body.history):
+                    yield f"event: {event['event']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n"
+            return StreamingResponse(events(), media_type="text/event-stream",
+                                     headers={"cache-control": "no-cache", "x-accel-buffering": "no"})
+        return await session.ask(body.question, body.strategy, body.history)
+
+    @app.post("/api/reports")
+    async def report_start(body: ReportRequest) -> dict:
+        return {"run_id": s().report_start(body.topic, body.writer, body.personas)}
+
+    @app.get("/api/reports")
+    async def reports() -> list[dict]:
+        return s().runs_list()
+
+    @app.get("/api/reports/{run_id}")
+    async def report_status(run_id: str, since: int = 0) -> dict:
+        return s().report_status(run_id, since)
+
+    @app.get("/api/reports/{run_id}/result")
+    async def report_result(run_id: str) -> dict:
+        return s().report_result(run_id)
+
+    @app.get("/api/reports/{run_id}/files/{name}")
+    async def report_file(run_id: str, name: str) -> PlainTextResponse:
+        session = s()
+        path = session.inside(f"{run_id}/{name}", "file")
+        if path.parent != session.inside(run_id, "run") or not path.is_file():
+            raise UsageError(f"{name}: not a file of run {run_id}")
+        return PlainTextResponse(path.read_text(encoding="utf-8", errors="replace"))
+
+    @app.get("/api/reports/{run_id}/source/{n}")
+    async def source(run_id: str, n: int) -> dict:
+        return s().source(run_id, n)
+
+    @app.get("/api/reports/{run_id}/personas")
+    async def personas(run_id: str) -> list[dict]:
+        return s().personas(run_id)
+
+    @app.post("/api/interview")
+    async def interview(body: InterviewRequest) -> list[dict]:
+        return await s().interview(body.run_id, body.question, body.persona)
+
+    @app.get("/api/graph/locate")
+    async def graph_locate(terms: str, k: int = 10) -> list[dict]:
+        return s().graph_locate(terms, k)
+
+    @app.get("/api/graph/expand")
+    async def graph_expand(node: str, edges: str | None = None, hops: int = 1) -> dict:
+        return s().graph_expand(node, [e for e in (edges or "").split(",") if e], hops)
+
+    @app.get("/api/claims/{run_id}")
+    async def claims_check(run_id: str) -> dict:
+        return s().claims_check(run_id)
+
+    # --- the pages ----------------------------------------------------------------------------------
+
+    def page(request: Request, name: str, **context) -> HTMLResponse:
+        return templates.TemplateResponse(request, name, {"collection": s().collection, **context})
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    async def home(request: Request):
+        session = s()
+        return page(request, "home.html", documents=session.documents(), runs=session.runs_list())
+
+    @app.get("/report/{run_id}", response_class=HTMLResponse, include_in_schema=False)
+    async def report_page(request: Request, run_id: str):
+        session = s()
+        status = session.report_status(run_id)
+        result = session.report_result(run_id) if status["state"] == "done" else None
+        return page(request, "report.html", run_id=run_id, status=status,
+                    blocks=markdown_blocks(result["report"]) if result else [])
+
+    @app.get("/ask", response_class=HTMLResponse, include_in_schema=False)
+    async def ask_page(request: Request):
+        return page(request, "ask.html")
+
+    @app.get("/interview/{run_id}", response_class=HTMLResponse, include_in_schema=False)
+    async def interview_page(request: Request, run_id: str):
+        return page(request, "interview.html", run_id=run_id, personas=s().personas(run_id))
+
+    @app.get("/graph", response_class=HTMLResponse, include_in_schema=False)
+    async def graph_page(request: Request, node: str):
+        session = s()
+        return page(request, "graph.html", result=session.graph_expand(node))
+
+    return app
+
+
+def markdown_blocks(markdown: str) -> list[dict]:
+    """report.md as blocks a template renders safely: headings, and paragraphs split into text and [n]."""
+    import re
+
+    blocks = []
+    for chunk in re.split(r"\n\s*\n", markdown.strip()):
+        chunk = chunk.strip()
+        heading = re.match(r"^(#{1,3})\s+(.*)$", chunk)
+        if heading and "\n" not in chunk:
+            blocks.append({"kind": f"h{len(heading.group(1))}", "text": heading.group(2)})
+            continue
+        parts = []
+        for piece in re.split(r"(\[\d+\])", chunk):
+            number = re.fullmatch(r"\[(\d+)\]", piece)
+            if piece:
+                parts.append({"cite": int(number.group(1))} if number else {"text": piece})
+        blocks.append({"kind": "p", "parts": parts})
+    return blocks
