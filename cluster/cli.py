@@ -31,7 +31,12 @@ COMMAND_MODULES = [
 
 
 class OneLineParser(argparse.ArgumentParser):
-    """Usage errors in one line on stderr, exit 2; subcommand parsers inherit this class."""
+    """Usage errors in one line on stderr, exit 2; subcommand parsers inherit this class. No
+    abbreviations of long options: a new option must never change what an old abbreviation meant."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
