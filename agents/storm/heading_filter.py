@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:  # (headings.py imports this module)
-    from agents.storm.headings import Heading
-    from agents.storm.lexicon import ArticleKind
+from agents.storm.heading_models import Heading
+from agents.storm.lexicon import ArticleKind
 
 HEADING_FEATURES = ("bias", "lexicon", "document", "entity", "phrase", "share", "log support", "cohesion",
                     "log rank", "kind section", "kind fit", "name", "demonym", "words")

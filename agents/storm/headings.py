@@ -21,53 +21,22 @@ then have to pass a small logistic filter over what is known of it
 from __future__ import annotations
 
 import re
-from typing import Literal, Sequence
+from typing import Sequence
 
 import numpy as np
-from pydantic import BaseModel, Field
 
 from agents.lm.nlp import TextToolkit
 from agents.storm.evidence import EvidenceSentence, similarity, stands_alone, without_topic_words
 from agents.storm.heading_filter import heading_features, passes_filter
+from agents.storm.heading_models import (
+    ConsideredHeading, DocumentHeading, Heading, HeadingPlan)
 from agents.storm.outline_params import OUTLINE_PARAMS, OutlineParams
 from agents.storm.topicality import topical_sentences
 from agents.storm.lexicon import SECTION_TYPES, ArticleKind, article_kind, kind_fit, section_type
 from retrieval.documents import PassageText
 
-HeadingSource = Literal["document", "lexicon", "keywords", "entity", "phrase"]
-
-
 _NOT_CONTENT = re.compile(r"^(references|see also|notes|external links|further reading|bibliography|sources|"
                           r"citations|footnotes|contents|table of contents)$", re.IGNORECASE)
-
-
-class Heading(BaseModel):
-    heading: str
-    source: HeadingSource
-    cue: str = ""  # what the section is about, when known
-    support: int = 0  # evidence sentences assigned to it
-    parent: str | None = None
-    evidence: list[int] = Field(default_factory=list, description="indices of its sentences")
-
-
-
-class DocumentHeading(BaseModel):
-    heading: str
-    title: str = ""  # of the document it is from
-
-
-class ConsideredHeading(BaseModel):
-    """A heading with enough evidence, before the cohesion floor, the filter and the length cap."""
-
-    heading: str
-    features: list[float]  # `HEADING_FEATURES`, in that order
-
-
-class HeadingPlan(BaseModel):
-    kind: str
-    headings: list[Heading]  # in reading order; children right after their parent
-    sentences: list[EvidenceSentence]
-    considered: list[ConsideredHeading] = Field(default_factory=list)
 
 
 def is_reference_heading(heading: str) -> bool:
