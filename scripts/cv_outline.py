@@ -226,7 +226,8 @@ def code_version(research: dict[str, dict]) -> str:
     reused only while both are unchanged."""
     import hashlib
 
-    parts = ["agents/storm/headings.py", "agents/storm/lexicon.py", "agents/storm/topicality.py",
+    parts = ["agents/storm/headings.py", "agents/storm/heading_models.py", "agents/storm/heading_filter.py",
+             "agents/storm/lexicon.py", "agents/storm/topicality.py",
              "agents/storm/steps_outline.py", "agents/storm/evidence.py", "agents/storm/outline.py"]
     inputs = json.dumps(research, sort_keys=True).encode()
     return hashlib.sha256(b"".join((ROOT / p).read_bytes() for p in parts) + inputs).hexdigest()[:12]
