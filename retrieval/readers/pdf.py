@@ -62,12 +62,16 @@ def _page_text(doc: pdfium.PdfDocument, index: int, sizes: bool = False
 
 
 def _char_heights(textpage, text: str) -> list[float] | None:
-    if textpage.count_chars() != len(text) or "\r\n" not in text and "\r" in text:
-        return None  # characters and text do not line up: no sizes rather than wrong ones
-    out = []
-    for i in range(len(text)):
-        left, bottom, right, top = textpage.get_charbox(i, loose=True)
+    """The font-box height of each character of `text` (a character beyond the BMP is two of the
+    text page's characters), or None when the two do not line up."""
+    units = [2 if ord(ch) > 0xFFFF else 1 for ch in text]
+    if textpage.count_chars() != sum(units) or "\r\n" not in text and "\r" in text:
+        return None  # no sizes rather than wrong ones
+    out, index = [], 0
+    for width in units:
+        left, bottom, right, top = textpage.get_charbox(index, loose=True)
         out.append(round(top - bottom, 1))
+        index += width
     return out
 
 
