@@ -24,6 +24,7 @@ from typing import Any, cast
 from autogen_core.models import AssistantMessage, ChatCompletionClient, LLMMessage, SystemMessage, UserMessage
 
 from agents.lm.backoff import Failure, RetryPolicy, classify, malformed_reply, rejection_hint
+from agents.lm.call_stats import CallStats, FormatRefused
 from agents.lm.cache import CachedCompletion, CompletionCache, request_key
 from agents.lm.errors import EndpointUnavailableError, ModelOutputError, RequestRejectedError
 from agents.lm.output import (
@@ -40,6 +41,7 @@ from agents.lm.output import (
 )
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import I, NoOfflineImplementation, O, Step, ToolStep
+from agents.lm.tool_calls import run_tool_step  # the native function-calling path
 from agents.lm.usage import KNOWN_PRICES, ModelPrice, UsageLedger, UsageRecord, cost_usd
 
 _log = logging.getLogger(__name__)
@@ -55,23 +57,6 @@ class _Reply:
     key: str
     request: dict
     cached: bool
-
-
-@dataclass
-class _CallStats:
-    attempts: int = 0
-    replayed: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    repaired: bool = False
-    fallback_reason: str | None = None
-    first_key: str | None = None
-    mode: str | None = None
-
-
-class _FormatRefused(Exception):
-    def __init__(self, failure: Failure):
-        self.failure = failure
 
 
 class ChatModel:
@@ -143,12 +128,11 @@ class ChatModel:
         if not isinstance(inp, step.Input):
             raise TypeError(f"step {step.name} takes {step.Input.__name__}, got {type(inp).__name__}")
         if issubclass(step, ToolStep) and self.tool_calls:
-            from agents.lm.tool_calls import run_tool_step  # the native function-calling path
             output = await run_tool_step(self, step, inp)
             if output is not None:
                 return output  # None: the server refused tools; the step runs as any other below
         started_at, started = datetime.now(timezone.utc), time.monotonic()
-        stats = _CallStats()
+        stats = CallStats()
         user = step.render_input(inp)
         messages: list[LLMMessage] = [
             SystemMessage(content=system_prompt(step, quotes_documents="<document>" in user)),
@@ -201,7 +185,7 @@ class ChatModel:
     async def close(self) -> None:
         await self.client.close()
 
-    async def _complete(self, step: type[Step], messages: list[LLMMessage], stats: _CallStats) -> _Reply:
+    async def _complete(self, step: type[Step], messages: list[LLMMessage], stats: CallStats) -> _Reply:
         """One completion in the current output mode, weakening it while the server refuses it."""
         while True:
             mode = self._mode
@@ -224,7 +208,7 @@ class ChatModel:
                                   key, request, cached=True)
             try:
                 result = await self._send(messages, fmt, stats, create_args=request["create_args"])
-            except _FormatRefused as refused:
+            except FormatRefused as refused:
                 weaker = weaker_mode(mode)  # never None: text mode sends no format to refuse
                 if OUTPUT_MODES.index(weaker) > OUTPUT_MODES.index(self._mode):
                     self._mode = weaker  # remembered: later calls skip the refused mode
@@ -243,7 +227,7 @@ class ChatModel:
         """What a request of a step of `role` sends: its role's own arguments, else `create_args`."""
         return dict(self.role_args.get(role, self.create_args))
 
-    async def _send(self, messages: list[LLMMessage], fmt: dict | None, stats: _CallStats,
+    async def _send(self, messages: list[LLMMessage], fmt: dict | None, stats: CallStats,
                     tools: list | None = None, create_args: Mapping[str, Any] | None = None):
         """One completion, retried through transient failures; `tools`: native function calling;
         `create_args`: the step role's (None: `self.create_args`)."""
@@ -267,7 +251,7 @@ class ChatModel:
                 if failure is None:
                     raise
                 if failure.kind == "format_refused":
-                    raise _FormatRefused(failure) from exc
+                    raise FormatRefused(failure) from exc
                 if not failure.retryable:
                     raise RequestRejectedError(endpoint=self.endpoint, model=self.name, reason=failure.reason,
                                                hint=rejection_hint(failure.status)) from exc
@@ -291,7 +275,7 @@ class ChatModel:
                                      request=r.request)
             await asyncio.to_thread(self.cache.put, entry)
 
-    def _record(self, step: type[Step], stats: _CallStats, started_at: datetime, started: float,
+    def _record(self, step: type[Step], stats: CallStats, started_at: datetime, started: float,
                 error: str | None) -> None:
         self.ledger.record(UsageRecord(
             started_at=started_at,

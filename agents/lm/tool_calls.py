@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
@@ -24,12 +25,14 @@ from autogen_core.tools import ToolSchema
 from pydantic import BaseModel, ValidationError
 
 from agents.lm.cache import CachedCompletion, request_key
+from agents.lm.call_stats import CallStats, FormatRefused
 from agents.lm.errors import ModelOutputError
 from agents.lm.steps import ToolStep
 
 if TYPE_CHECKING:  # pragma: no cover
     from agents.lm.chat import ChatModel
 
+_log = logging.getLogger("agents.lm.chat")  # one logger for the chat model's warnings, whichever path
 NO_CALL = "the reply called no tool; a tool's result only ever comes from running the tool"
 
 
@@ -63,10 +66,8 @@ def _message_json(m: LLMMessage) -> dict:
 async def run_tool_step(model: "ChatModel", step: type[ToolStep], inp: BaseModel) -> BaseModel | None:
     """`step`'s output from a native function call, or None when the server refuses tools
     (then `model.tool_calls` is off and the caller runs the step as JSON)."""
-    from agents.lm.chat import _CallStats, _FormatRefused, _log
-
     started_at, started = datetime.now(timezone.utc), time.monotonic()
-    stats = _CallStats()
+    stats = CallStats()
     stats.mode = "tools"
     offered = step.tools(inp)
     schemas = tool_schemas(offered)
@@ -76,7 +77,7 @@ async def run_tool_step(model: "ChatModel", step: type[ToolStep], inp: BaseModel
         for attempt in range(2):
             try:
                 reply = await _complete(model, messages, schemas, stats, model.args_for(step.role))
-            except _FormatRefused as refused:
+            except FormatRefused as refused:
                 model.tool_calls = False
                 _log.warning("%s refused function calling for model '%s' (%s); asking for JSON from now on",
                              model.endpoint, model.name, refused.failure.reason)
