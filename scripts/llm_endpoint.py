@@ -117,9 +117,11 @@ class EndpointConfig:
 class _State:
     """What the handler threads share: the in-flight count, the random source, the log."""
 
-    def __init__(self, config: EndpointConfig, log_path: Path):
+    def __init__(self, config: EndpointConfig, log_path: Path, bodies_path: Path | None = None):
         self.config = config
         self.log_path = log_path
+        # every request body, a JSONL line each with its id (`--record-bodies`): what reached the model
+        self.bodies = bodies_path.open("a", encoding="utf-8") if bodies_path is not None else None
         self.lock = threading.Lock()
         self.in_flight = 0
         self.ids = 0
@@ -220,6 +222,10 @@ class _Handler(BaseHTTPRequestHandler):
         state = self.state
         started = time.time()
         rid, concurrency, admitted = state.admit()
+        if state.bodies is not None:
+            with state.lock:
+                state.bodies.write(json.dumps({"id": rid, "body": body}) + "\n")
+                state.bodies.flush()
         entry = {"id": rid, "start": started, "concurrency": concurrency, "model": body.get("model"),
                  "schema": ((body.get("response_format") or {}).get("json_schema") or {}).get("name")}
         if not admitted:
@@ -293,6 +299,8 @@ class EndpointHandle:
         self._server.server_close()
         self._thread.join(timeout=10)
         self._state.log.close()
+        if self._state.bodies is not None:
+            self._state.bodies.close()
 
     def __enter__(self) -> "EndpointHandle":
         return self
@@ -318,14 +326,16 @@ def peak_concurrency(entries: list[dict]) -> int:
 
 def start_endpoint(*, latency: str | Latency = "fixed:0", fail_rate: float = 0.0, fail_mix: str | None = None,
                    max_concurrency: int = 0, stall_s: float = 30.0, seed: int = 0, host: str = "127.0.0.1",
-                   port: int = 0, log_path: str | Path | None = None) -> EndpointHandle:
-    """Start the endpoint on a background thread; `port` 0 picks a free one."""
+                   port: int = 0, log_path: str | Path | None = None,
+                   bodies_path: str | Path | None = None) -> EndpointHandle:
+    """Start the endpoint on a background thread; `port` 0 picks a free one; `bodies_path`: a JSONL
+    file that gets every request body (`{"id", "body"}`)."""
     config = EndpointConfig(latency=Latency.parse(latency) if isinstance(latency, str) else latency,
                             fail_rate=fail_rate, max_concurrency=max_concurrency, stall_s=stall_s, seed=seed,
                             **({"fail_mix": parse_mix(fail_mix)} if fail_mix else {}))
     if log_path is None:
         log_path = Path(tempfile.mkdtemp(prefix="llm-endpoint-")) / "requests.jsonl"
-    state = _State(config, Path(log_path))
+    state = _State(config, Path(log_path), Path(bodies_path) if bodies_path is not None else None)
     handler = type("Handler", (_Handler,), {"state": state})
     server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
@@ -346,11 +356,13 @@ def main() -> None:
     p.add_argument("--stall-s", type=float, default=30.0, help="how long a timeout failure stalls")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--log", default=None, help="the JSONL request log (default: a temp file, printed)")
+    p.add_argument("--record-bodies", default=None, metavar="FILE", help="write every request body to FILE (JSONL)")
     args = p.parse_args()
     try:
         handle = start_endpoint(latency=args.latency, fail_rate=args.fail_rate, fail_mix=args.fail_mix,
                                 max_concurrency=args.max_concurrency, stall_s=args.stall_s, seed=args.seed,
-                                host=args.host, port=args.port, log_path=args.log)
+                                host=args.host, port=args.port, log_path=args.log,
+                                bodies_path=args.record_bodies)
     except ValueError as exc:
         p.error(str(exc))
     print(handle.url, flush=True)

@@ -4,7 +4,7 @@
         decision = models.run(ChooseTool, what the agent has seen so far)   # think
         result   = run_tool(ctx, decision.call)                              # act: a real execution
         observations.append(result)                                           # observe
-    text = models.run(WriteSection, the facts of every observation)          # write, with [n]
+    text = models.run(WriteReactSection, every observation and passage)     # write, with [n]
 
 A decision is a structured call (tool name + arguments), never free text: an observation
 only ever comes from `run_tool`, so a model that writes its own "tool result" into its
@@ -25,18 +25,18 @@ from pydantic import BaseModel, Field
 from agents.lm.grounding import cited_numbers
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import ToolStep
+from agents.lm.text.instructions import as_data
 from agents.lm.tool_calls import history
 from agents.lm.usage import CURRENT_SECTION, CURRENT_TOOL
 from agents.report.records import TOOL_NAMES, LogEntry, ReactSection, ToolCall, ToolName, ToolResult
+from agents.report.steps import OBSERVATION_TOKENS, ReactWriteInput, WriteReactSection, within_budget
 from agents.report.tools import DESCRIPTIONS, TOOLS, ToolContext, run_tool
 from agents.storm.article import SectionDraft, numbered, tidy_section_text
 from agents.storm.citations import keep_valid
 from agents.storm.records import Outline
-from agents.storm.steps_article import SectionInput, WriteSection
+from agents.storm.steps_article import SectionDigest
 from retrieval.errors import RaystormError
 from retrieval.snippets import Snippet
-
-SECTION_FACTS = 12  # the facts a section is written from, at most
 
 
 class Observation(BaseModel):
@@ -50,6 +50,7 @@ class ChooseInput(BaseModel):
     topic: str
     heading: str
     subsections: list[str] = Field(default_factory=list)
+    description: str = Field("", description="what the plan says the section covers")
     earlier_sections: list[str] = Field(default_factory=list, description="headings already written")
     tools: list[str]
     observations: list[Observation] = Field(default_factory=list)
@@ -84,10 +85,22 @@ class ChooseTool(ToolStep[ChooseInput, ChooseOutput]):
     Output = ChooseOutput
     instructions = """\
 You are writing one section of a research report. Decide the next step: call one tool to gather
-evidence, or "write" once you have enough. Call at least min_calls tools and at most max_calls.
-Use panorama_search where rules or facts may have changed over time, interview_agents (only when
-can_interview) for the perspectives of the run's researchers. Never write a tool's result yourself:
-only the tool's real output is observed."""
+evidence, or "write" once the observations cover everything the section must say. Call at least
+min_calls tools and at most max_calls; use different tools, since each sees the evidence differently.
+
+- insight_forge: the deepest. It breaks your query into sub-questions, answers each hop by hop from the
+  documents and says how the documents involved relate (which replaced or amended which). Use it first
+  for the section's core question, with a query that states what you need to know.
+- panorama_search: the widest. A timeline of every document on the subject, each marked current,
+  superseded or amended, with the passages. Use it wherever rules, figures or facts may have changed
+  over time, so the section says what holds now and what held before.
+- quick_search: fast and narrow. The passages matching a few keywords. Use it to check one fact, a
+  name or a date, or to fill a gap the other tools left.
+- interview_agents (only when can_interview): the run's researchers, each from their own perspective,
+  answer questions from what they found. Use it for viewpoints, disputes and what a reader should not
+  miss.
+
+Never write a tool's result yourself: only the tool's real output is observed."""
 
     @classmethod
     def tools(cls, inp: ChooseInput) -> dict[str, tuple[str, type[BaseModel]]]:
@@ -101,10 +114,12 @@ only the tool's real output is observed."""
     def render_messages(cls, inp: ChooseInput) -> list:
         task = (f"Topic: {inp.topic}\nSection to write: {inp.heading}"
                 + (f" (subsections: {'; '.join(inp.subsections)})" if inp.subsections else "")
+                + (f"\nWhat it covers: {inp.description}" if inp.description else "")
                 + (f"\nSections already written: {'; '.join(inp.earlier_sections)}" if inp.earlier_sections else "")
                 + f"\nCall at least {inp.min_calls} and at most {inp.max_calls} tools before {WRITE}.")
         return [SystemMessage(content=cls.instructions), UserMessage(content=task, source="user"),
-                *history([(o.call_id, o.tool, o.arguments, o.digest) for o in inp.observations])]
+                *history([(o.call_id, o.tool, o.arguments, o.digest) for o in inp.observations]),
+                UserMessage(content=progress_line(inp), source="user")]
 
     @classmethod
     def from_call(cls, inp: ChooseInput, tool: str, arguments: dict, call_id: str, thought: str) -> ChosenCall:
@@ -130,6 +145,23 @@ only the tool's real output is observed."""
             action, args, thought = plan[done]
             return ChooseOutput(thought=thought, action=action, arguments=args)
         return ChooseOutput(thought="The observations cover the section.", action="write")
+
+
+def progress_line(inp: ChooseInput) -> str:
+    """Where the agent stands: calls made, and the tools it has not used yet for this section."""
+    offered = [t for t in TOOL_NAMES if t != "interview_agents" or inp.can_interview]
+    unused = [t for t in offered if t not in {o.tool for o in inp.observations}]
+    return (f"Tool calls so far: {len(inp.observations)} (at least {inp.min_calls}, at most {inp.max_calls}). "
+            f"Not used yet for this section: {', '.join(unused) or 'none (every tool was used)'}.")
+
+
+def observation_text(result: ToolResult) -> str:
+    """What a tool returned, whole: its digest, then the passages it found that the digest does not quote
+    (each marked current or superseded), fenced as data."""
+    extra = [f"- {f.title} ({f.path.rsplit('/', 1)[-1]}, lines {f.line_start}-{f.line_end}): {' '.join(f.text.split())}"
+             for f in result.facts if " ".join(f.text.split()) not in result.digest]
+    body = result.digest + (f"\nPassages:\n" + "\n".join(extra) if extra else "")
+    return as_data(body)
 
 
 def _is_tool_json(text: str) -> bool:
@@ -168,17 +200,22 @@ class SectionFailed(RaystormError):
 
 
 async def write_react_section(ctx: ToolContext, outline: Outline, index: int, earlier: list[str],
-                              min_calls: int = 2, max_calls: int = 5) -> ReactSection:
-    """Section `index` of `outline`, researched with the tools; see the module docstring."""
+                              min_calls: int = 2, max_calls: int = 5, *, description: str = "",
+                              earlier_text: list[SectionDigest] | None = None) -> ReactSection:
+    """Section `index` of `outline`, researched with the tools; see the module docstring. `earlier`: the
+    headings written before; `earlier_text`: those sections as written (the writer reads them);
+    `description`: what the plan says the section covers."""
     scope = CURRENT_SECTION.set(index)  # the model calls made meanwhile are this section's
     try:
-        return await _research_and_write(ctx, outline, index, earlier, min_calls, max_calls)
+        return await _research_and_write(ctx, outline, index, earlier, min_calls, max_calls, description,
+                                         list(earlier_text or []))
     finally:
         CURRENT_SECTION.reset(scope)
 
 
 async def _research_and_write(ctx: ToolContext, outline: Outline, index: int, earlier: list[str],
-                              min_calls: int, max_calls: int) -> ReactSection:
+                              min_calls: int, max_calls: int, description: str,
+                              earlier_text: list[SectionDigest]) -> ReactSection:
     section = outline.sections[index]
     log: list[LogEntry] = []
     calls: list[ToolCall] = []
@@ -204,11 +241,12 @@ async def _research_and_write(ctx: ToolContext, outline: Outline, index: int, ea
     query = f"{ctx.topic} {section.heading}"
     while len(calls) < max_calls:
         decision = await ctx.models.run(ChooseTool, ChooseInput(
-            topic=ctx.topic, heading=section.heading, subsections=section.subsections, earlier_sections=earlier,
-            tools=[DESCRIPTIONS[t] for t in TOOL_NAMES], can_interview=bool(ctx.memories), min_calls=min_calls,
-            max_calls=max_calls, observations=[Observation(call_id=c.call_id, tool=c.tool, arguments=c.arguments,
-                                                                digest=r.digest[:600])
-                                               for c, r in zip(calls, results)]))
+            topic=ctx.topic, heading=section.heading, subsections=section.subsections, description=description,
+            earlier_sections=earlier, tools=[DESCRIPTIONS[t] for t in TOOL_NAMES], can_interview=bool(ctx.memories),
+            min_calls=min_calls, max_calls=max_calls,
+            observations=[Observation(call_id=c.call_id, tool=c.tool, arguments=c.arguments, digest=d)
+                          for c, d in zip(calls, within_budget([observation_text(r) for r in results],
+                                                               OBSERVATION_TOKENS, "observations"))]))
         log.append(LogEntry(kind="thought", section=index, data={"thought": decision.thought,
                                                                  "action": decision.action}))
         if decision.action == "write":
@@ -222,8 +260,12 @@ async def _research_and_write(ctx: ToolContext, outline: Outline, index: int, ea
 
     others = [s.heading for j, s in enumerate(outline.sections) if j != index]
     for attempt in range(2):
-        facts = _merged([f for r in results for f in r.facts])[:SECTION_FACTS]
-        draft, problem, raw = await _draft(ctx, section, others, facts)
+        facts = _merged([f for r in results for f in r.facts])
+        observed = [f"{c.tool}({json.dumps(c.arguments, ensure_ascii=False)}):\n{observation_text(r)}"
+                    for c, r in zip(calls, results)]
+        draft, problem, raw = await _draft(ctx, ReactWriteInput(
+            topic=ctx.topic, heading=section.heading, description=description, subsections=section.subsections,
+            other_headings=others, earlier=earlier_text, observations=observed, sources=numbered(facts)), facts)
         if problem is None:
             log.append(LogEntry(kind="section", section=index, data={
                 "heading": draft.heading, "chars": len(draft.text), "sources": len(draft.sources)}))
@@ -247,18 +289,17 @@ def _merged(facts: list[Snippet]) -> list[Snippet]:
     return out
 
 
-async def _draft(ctx: ToolContext, section, others: list[str], facts: list[Snippet]
+async def _draft(ctx: ToolContext, inp: ReactWriteInput, facts: list[Snippet]
                  ) -> tuple[SectionDraft | None, str | None, str]:
-    """The section written from `facts`: (draft, None, raw text), or (None, problem, raw text)."""
+    """The section written from every observation and passage: (draft, None, raw text), or (None,
+    problem, raw text)."""
     if not facts:
         return None, NOTHING_TO_CITE, ""
-    out = await ctx.models.run(WriteSection, SectionInput(
-        topic=ctx.topic, heading=section.heading, subsections=section.subsections, other_headings=others,
-        sources=numbered(facts)))
+    out = await ctx.models.run(WriteReactSection, inp)
     problem = section_problem(out.text, len(facts))
     if problem is None:
-        text = keep_valid(tidy_section_text(out.text, section.heading), len(facts))
+        text = keep_valid(tidy_section_text(out.text, inp.heading), len(facts))
         problem = section_problem(text, len(facts))
         if problem is None:
-            return SectionDraft(heading=section.heading, text=text, sources=facts), None, out.text
+            return SectionDraft(heading=inp.heading, text=text, sources=facts), None, out.text
     return None, problem, out.text

@@ -1,12 +1,12 @@
 """The report agent's four tools: typed arguments, a real execution, a `ToolResult`.
 
 - `quick_search(query, k)`: hybrid search over the collection.
-- `insight_forge(query)`: 3–5 sub-questions, each answered by Chain-of-RAG at once; the evidence
+- `insight_forge(query)`: 3–5 sub-questions (the model's), each answered by Chain-of-RAG at once; the evidence
   merged without repeats, with the relations between the documents involved.
 - `panorama_search(query)`: everything on the subject, what no longer holds included: a timeline of
   the documents, each current, superseded or amended (from the evidence graph's status on search
   hits; without a graph, from the dates the documents state).
-- `interview_agents(topic, max_agents)`: the run's most relevant personas, 3 questions each,
+- `interview_agents(topic, max_agents)`: the run's most relevant personas, 3 questions each (the model's),
   answered in character from their own evidence, with a short synthesis.
 
 Each is a plain async function of a `ToolContext` (tests call them directly); `ToolBox.run`
@@ -29,18 +29,18 @@ from agents.multihop.chain import ChainOfRAG, ChainSettings
 from agents.multihop.trace import AgentAnswer
 from agents.report.memory import PersonaMemory, interview
 from agents.report.records import ToolCall, ToolName, ToolResult
+from agents.report.steps import (
+    EvidencePlace,
+    InterviewQuestions,
+    InterviewQuestionsInput,
+    SubQuestions,
+    SubQuestionsInput,
+)
 from agents.storm.steps_research import NOTHING_FOUND
 from retrieval.query import Retriever, SearchHit
 from retrieval.snippets import Snippet
 
 _DATE = re.compile(r"\b(?:Effective|Issued|Dated?|Edition)\s*:?\**\s*:?\s*\**\s*([A-Z][a-z]+ \d{1,2}, \d{4}|\d{4}-\d{2}-\d{2})")
-INTERVIEW_QUESTIONS = (
-    "What did you find out about {topic}?",
-    "Which rules or facts about {topic} changed over time, and what holds now?",
-    "What should a reader not miss about {topic}?",
-)
-
-
 # insight_forge's Chain-of-RAG: two hops of four passages per sub-question
 FORGE_CHAIN = ChainSettings(max_iter=2, k=4)
 # answers sub-questions elsewhere (the Ray runtime: on Hopper actors, in parallel)
@@ -69,7 +69,7 @@ def _facts(hits: list[SearchHit]) -> list[Snippet]:
 
 def _line(s: Snippet, status: str = "") -> str:
     text = " ".join(s.text.split())
-    return f"- {s.title} ({s.path.rsplit('/', 1)[-1]}, lines {s.line_start}-{s.line_end}){status}: {text[:160]}"
+    return f"- {s.title} ({s.path.rsplit('/', 1)[-1]}, lines {s.line_start}-{s.line_end}){status}: {text}"
 
 
 class QuickSearchArgs(BaseModel):
@@ -88,26 +88,18 @@ class InsightForgeArgs(BaseModel):
     query: str = Field(min_length=1)
 
 
-def sub_questions(topic: str, query: str, hits: list[SearchHit], n: int = 4) -> list[str]:
-    """3–5 sub-questions of `query`: the query itself, then one per distinct place the evidence for
-    it sits in (document and heading), so each sub-question looks where an answer is."""
-    questions = [query]
-    for h in hits:
-        p = h.passage
-        where = p.heading_path[-1] if p.heading_path else p.title
-        q = f"What does {p.title.split(':')[0]} say about {where.lower()} for {topic}?"
-        if q not in questions:
-            questions.append(q)
-        if len(questions) == n:
-            break
-    while len(questions) < 3:
-        questions.append(f"What changed about {query}?" if len(questions) == 1 else f"Who is affected by {query}?")
-    return questions
+async def sub_questions(ctx: ToolContext, query: str, hits: list[SearchHit], n: int = 4) -> list[str]:
+    """3–5 sub-questions of `query`, the model's, shown where the evidence for it sits (document and
+    heading); the extractive model asks the query, then one question per place."""
+    places = [EvidencePlace(title=h.passage.title, heading=h.passage.heading_path[-1] if h.passage.heading_path
+                            else "") for h in hits]
+    out = await ctx.models.run(SubQuestions, SubQuestionsInput(topic=ctx.topic, query=query, places=places, n=n))
+    return list(dict.fromkeys(q.strip() for q in out.questions if q.strip()))[:5]
 
 
 async def insight_forge(ctx: ToolContext, args: InsightForgeArgs) -> ToolResult:
     hits = await ctx.retriever.search(args.query, k=8)
-    questions = sub_questions(ctx.topic, args.query, hits)
+    questions = await sub_questions(ctx, args.query, hits)
     answers = await ctx.chain_of_rag(questions)
     facts: list[Snippet] = []
     seen: set[str] = set()
@@ -119,7 +111,7 @@ async def insight_forge(ctx: ToolContext, args: InsightForgeArgs) -> ToolResult:
                     facts.append(Snippet.from_passage(p))
     relations = sorted({f"{h.passage.title} —{h.status.state} by→ {', '.join(h.status.by_titles)}"
                         for h in hits if h.status is not None and h.status.state != "current"})
-    digest = [f"Q: {q}\nA: {' '.join(a.answer.split())[:240]}" for q, a in zip(questions, answers)]
+    digest = [f"Q: {q}\nA: {' '.join(a.answer.split())}" for q, a in zip(questions, answers)]
     return ToolResult(call_id="", tool="insight_forge", facts=facts,
                       digest="\n".join(digest + [f"relation: {r}" for r in relations]),
                       details={"sub_questions": questions, "answers": [a.answer for a in answers],
@@ -188,7 +180,9 @@ async def interview_agents(ctx: ToolContext, args: InterviewArgs) -> ToolResult:
     chosen = choose_personas(ctx.memories, args.topic, args.max_agents, ctx.nlp)
     if not chosen:
         return ToolResult(call_id="", tool="interview_agents", digest="no personas to interview")
-    questions = [q.format(topic=args.topic) for q in INTERVIEW_QUESTIONS]
+    asked = await ctx.models.run(InterviewQuestions, InterviewQuestionsInput(
+        topic=args.topic, report_topic=ctx.topic, personas=[m.persona.perspective for m in chosen]))
+    questions = list(dict.fromkeys(q.strip() for q in asked.questions if q.strip()))[:3]
     answers = await asyncio.gather(*(interview(m, ctx.topic, q, ctx.models) for m in chosen for q in questions))
     facts: list[Snippet] = []
     seen: set[str] = set()
@@ -203,7 +197,7 @@ async def interview_agents(ctx: ToolContext, args: InterviewArgs) -> ToolResult:
     answered = [a for a in answers if not a.answer.startswith(NOTHING_FOUND[:20])]
     synthesis = (f"{len(chosen)} personas interviewed ({', '.join(m.persona.name for m in chosen)}); "
                  f"{len(answered)} of {len(answers)} answers found evidence, citing {len(facts)} passages.")
-    digest = [f"{a.persona} — {a.question}\n  {' '.join(a.answer.split())[:200]}" for a in answers]
+    digest = [f"{a.persona} — {a.question}\n  {' '.join(a.answer.split())}" for a in answers]
     return ToolResult(call_id="", tool="interview_agents", facts=facts, digest="\n".join([synthesis, *digest]),
                       details={"interviews": interviews, "synthesis": synthesis})
 

@@ -27,6 +27,7 @@ from agents.storm.steps_article import (
     PolishSection,
     SectionDigest,
     SectionInput,
+    SubsectionSources,
     WriteLead,
     WriteSection,
 )
@@ -36,6 +37,7 @@ from retrieval.snippets import Snippet
 
 LEAD_SNIPPETS = 12
 DEEPER = 3  # a section with nothing to say from its k snippets is tried again with DEEPER * k
+SUBSECTION_SNIPPETS = 4  # each subsection also retrieves its own best snippets, as STORM's writer does
 
 
 class SnippetSearch(Protocol):
@@ -93,14 +95,28 @@ async def write_section(topic: str, outline: Outline, index: int, table: Snippet
 async def _write_from(topic: str, outline: Outline, index: int, table: SnippetSearch, models: LanguageModel,
                       k: int) -> SectionDraft:
     section = outline.sections[index]
-    snippets = current_first(await table.search(section_queries(topic, section.heading, section.subsections), k))
+    fused, *own = await asyncio.gather(
+        table.search(section_queries(topic, section.heading, section.subsections), k),
+        *(table.search([f"{topic} {section.heading} {sub}"], SUBSECTION_SNIPPETS) for sub in section.subsections))
+    snippets = current_first(fused)
+    # a subsection is never asked for without sources of its own: its own search's snippets join the rest
+    ids = {s.point_id: i for i, s in enumerate(snippets)}
+    by_sub: list[SubsectionSources] = []
+    for sub, hits in zip(section.subsections, own):
+        numbers = []
+        for s in current_first(hits):
+            if s.point_id not in ids:
+                ids[s.point_id] = len(snippets)
+                snippets.append(s)
+            numbers.append(ids[s.point_id] + 1)
+        by_sub.append(SubsectionSources(heading=sub, sources=numbers))
     if not snippets:
         return SectionDraft(heading=section.heading, text="")
     others = [s.heading for j, s in enumerate(outline.sections) if j != index]
     others += [x for j, s in enumerate(outline.sections) if j != index for x in s.subsections]
     out = await models.run(WriteSection, SectionInput(
         topic=topic, heading=section.heading, subsections=section.subsections, other_headings=others,
-        sources=numbered(snippets)))
+        sources=numbered(snippets), by_subsection=by_sub))
     text = keep_valid(tidy_section_text(out.text, section.heading), len(snippets))
     return SectionDraft(heading=section.heading, text=text, sources=list(snippets))
 
@@ -156,11 +172,20 @@ async def write_lead(article: Article, table: SnippetSearch, models: LanguageMod
     # the topic as a whole, and what its first sections are about
     snippets = current_first(
         await table.search([article.topic, *(f"{article.topic} {s.heading}" for s in article.sections[:3])], k))
+    # the sections keep their citations, and the lead may cite the same sources by the same numbers; the
+    # new snippets are numbered after the article's last citation
+    last = max((c.index for c in article.citations), default=0)
+    cited = [NumberedSource(n=c.index, title=c.title, section=" > ".join(c.snippets[0].heading_path),
+                            text=c.snippets[0].text) for c in article.citations if c.snippets]
+    sources = [x.model_copy(update={"n": x.n + last}) for x in numbered(snippets)]
     out = await models.run(WriteLead, LeadInput(
         topic=article.topic, sections=[SectionDigest(heading=s.heading, text=s.text) for s in article.sections],
-        sources=numbered(snippets)))
+        sources=sources, cited=cited))
     index = _Index(article.citations)
-    lead = index.renumber(keep_valid(cut_unfinished(out.lead.strip()), len(snippets)), snippets)
+    known = {c.n for c in cited}
+    lead = remap(cut_unfinished(out.lead.strip()),
+                 lambda n: n if n in known else index.cite(snippets[n - last - 1]) if last < n <= last + len(snippets)
+                 else None)
     return article.model_copy(update={"lead": lead, "citations": index.all()})
 
 

@@ -87,7 +87,8 @@ class ExpertAgent(BaseChatAgent):
                     results.append(SearchResult.from_snippet(Snippet.from_passage(hit.passage)))
         if not results:
             return DialogueTurn(user_utterance=question, search_queries=queries, agent_utterance=NOTHING_FOUND)
-        sources = [NumberedSource(n=i, title=r.title, text=r.snippets[0]) for i, r in enumerate(results, start=1)]
+        sources = [NumberedSource(n=i, title=r.title, section=" > ".join(r.heading_path), text=r.snippets[0])
+                   for i, r in enumerate(results, start=1)]
         out = await self.models.run(AnswerQuestion, AnswerInput(topic=self.topic, question=question, sources=sources))
         answer = keep_valid(cut_unfinished(out.answer.strip()), len(results)).strip() or NOTHING_FOUND
         return DialogueTurn(user_utterance=question, search_queries=queries, search_results=results,

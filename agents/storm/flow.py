@@ -235,7 +235,7 @@ async def _research_and_write(topic: str, runtime: Runtime, files: RunFiles, poi
     async def outline() -> OutlinePair:
         return await runtime.stage("outline", make_outline, OutlineArgs(
             topic=topic, log=log, snippets=snippets, draft=await draft if draft is not None else None,
-            params=o.outline))
+            params=o.outline, exclude_urls=o.exclude_urls))
 
     outlines: OutlinePair = await points.stage(
         "outline", print_, outline,

@@ -31,13 +31,17 @@ async def draft_outline(topic: str, models: LanguageModel) -> Outline:
 
 
 async def refine_outline(topic: str, draft: Outline, log: ConversationLog, snippets: Sequence[Snippet],
-                         models: LanguageModel, params: OutlineParams | None = None) -> Outline:
-    """The outline the research supports (at most `params.max_headings` headings; the extractive one
-    planned with `params`, None: the defaults); empty when the research found nothing."""
+                         models: LanguageModel, params: OutlineParams | None = None,
+                         reading: Sequence[Snippet] = ()) -> Outline:
+    """The outline the research supports (the extractive one planned with `params`, None: the defaults,
+    at most `params.max_headings` headings); empty when the research found nothing. `reading`: more of
+    the corpus a chat model reads beside the research."""
     if not snippets:
         return Outline()
     inp = refine_input(topic, draft, log, snippets, params.max_headings if params else MAX_SECTIONS)
-    out = await models.run(RefineOutline, inp.model_copy(update={"params": params}))
+    have = {" ".join(e.text.split()) for e in inp.evidence}
+    more = [_as_text(s) for s in reading if " ".join(s.text.split()) not in have]
+    out = await models.run(RefineOutline, inp.model_copy(update={"params": params, "reading": more}))
     return clean_outline(out, topic)
 
 
@@ -54,8 +58,11 @@ def refine_input(topic: str, draft: Outline, log: ConversationLog, snippets: Seq
                 headings.append(d)
     return RefineOutlineInput(
         topic=topic, draft=draft, conversation=conversation, document_headings=headings,
-        evidence=[PassageText(text=s.text, title=s.title, section=" > ".join(s.heading_path)) for s in snippets],
-        max_headings=max_headings)
+        evidence=[_as_text(s) for s in snippets], max_headings=max_headings)
+
+
+def _as_text(s: Snippet) -> PassageText:
+    return PassageText(text=s.text, title=s.title, section=" > ".join(s.heading_path))
 
 
 def outline_text(outline: Outline) -> str:

@@ -54,6 +54,8 @@ class OutlineArgs(StageArgs):
     snippets: list[Snippet]
     draft: Outline | None = Field(None, description="the draft outline, if made already (`make_draft`)")
     params: OutlineParams | None = Field(None, description="the extractive outline's knobs (None: the defaults)")
+    exclude_urls: list[str] = Field(default_factory=list, description="sources the reading beside the research "
+                                                                      "leaves out, as the research did")
 
 
 class OutlinePair(BaseModel):
@@ -66,11 +68,23 @@ async def make_draft(args: StageArgs, ctx: StageContext) -> Outline:
     return await draft_outline(args.topic, ctx.models)
 
 
+# passages read beside the research for the outline: the topic's best (a wide read; a FreshWiki
+# corpus's conversations reach about half its documents) and each draft heading's
+OUTLINE_READ_TOPIC_K = 64
+OUTLINE_READ_HEADING_K = 8
+
+
 async def make_outline(args: OutlineArgs, ctx: StageContext) -> OutlinePair:
-    """STORM's two outlines: a draft from the topic alone (unless given), refined from the research."""
+    """STORM's two outlines: a draft from the topic alone (unless given), refined from the research and,
+    for a chat model, from the corpus's best passages for the topic and each of the draft's headings
+    (the research's conversations read only part of the sources)."""
     draft = args.draft if args.draft is not None else await draft_outline(args.topic, ctx.models)
+    flt = SearchFilter(exclude_urls=args.exclude_urls) if args.exclude_urls else None
+    found = await asyncio.gather(ctx.retriever.search(args.topic, k=OUTLINE_READ_TOPIC_K, flt=flt), *(
+        ctx.retriever.search(f"{args.topic} {h}", k=OUTLINE_READ_HEADING_K, flt=flt) for h in draft.headings()))
+    reading = [Snippet.from_passage(h.passage) for hits in found for h in hits]
     return OutlinePair(draft=draft, refined=await refine_outline(args.topic, draft, args.log, args.snippets,
-                                                                 ctx.models, args.params))
+                                                                 ctx.models, args.params, reading=reading))
 
 
 class SectionArgs(StageArgs):

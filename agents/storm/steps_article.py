@@ -7,7 +7,7 @@ import re
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.lm.grounding import citation_problem
+from agents.lm.grounding import citation_problem, part_citation_problem
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import Step
 from agents.storm.citations import strip_citations
@@ -50,12 +50,21 @@ def _paragraph(picked: list[int], sentences: list[EvidenceSentence], sources: li
 # --- a section ----------------------------------------------------------------------------------
 
 
+class SubsectionSources(BaseModel):
+    heading: str
+    sources: list[int] = Field(default_factory=list, description="the [n] of the sources retrieved for it")
+
+
 class SectionInput(BaseModel):
     topic: str
     heading: str
     subsections: list[str] = Field(default_factory=list)
     other_headings: list[str] = Field(default_factory=list, description="the article's other sections")
     sources: list[NumberedSource]
+    by_subsection: list[SubsectionSources] = Field(
+        default_factory=list, description="which of `sources` were retrieved for each subsection (STORM "
+                                          "retrieves per subsection); the extractive writer fits every "
+                                          "sentence to every heading itself and reads `sources` whole")
 
 
 class SectionOutput(BaseModel):
@@ -70,19 +79,25 @@ class WriteSection(Step[SectionInput, SectionOutput]):
     instructions = """\
 You write one section of an encyclopedia article from numbered sources. Write neutral, factual prose
 using only what the sources say, and put the number of the source after every sentence, like [3].
-Cover the section's subsections in order, each under a line "### <subsection>". Leave out what belongs
-to the article's other sections. Do not repeat the section heading and do not add a references list."""
+Be as informative as the sources allow: use as many of them as are relevant, with their names, dates
+and figures. Cover the section's subsections in order, each under a line "### <subsection>", written
+mainly from the sources listed for it under "Sources by subsection"; every subsection cites its own
+sources. Leave out what belongs to the article's other sections. Do not repeat the section heading and
+do not add a references list."""
 
     @classmethod
     def render_input(cls, inp: SectionInput) -> str:
         subs = "; ".join(inp.subsections) or "(none)"
         others = "; ".join(inp.other_headings) or "(none)"
-        return (f"Topic: {inp.topic}\nSection: {inp.heading}\nSubsections: {subs}\nOther sections: {others}\n\n"
+        plan = "".join(f"\n- {p.heading}: " + (" ".join(f"[{n}]" for n in p.sources) or "(none)")
+                       for p in inp.by_subsection)
+        plan = f"\nSources by subsection:{plan}" if plan else ""
+        return (f"Topic: {inp.topic}\nSection: {inp.heading}\nSubsections: {subs}\nOther sections: {others}{plan}\n\n"
                 f"Sources:\n{render_sources(inp.sources)}")
 
     @classmethod
     def check(cls, inp: SectionInput, out: SectionOutput) -> str | None:
-        return citation_problem(out.text, [s.n for s in inp.sources], what="the section")
+        return part_citation_problem(out.text, [s.n for s in inp.sources], what="the section")
 
     @classmethod
     def extract(cls, inp: SectionInput, nlp: TextToolkit) -> SectionOutput:
@@ -140,12 +155,15 @@ class SectionDigest(BaseModel):
 
 class LeadInput(BaseModel):
     topic: str
-    sections: list[SectionDigest]
-    sources: list[NumberedSource] = Field(description="snippets most related to the topic as a whole")
+    sections: list[SectionDigest] = Field(description="the article's sections, [n] in the article's numbering")
+    sources: list[NumberedSource] = Field(description="snippets most related to the topic as a whole (the "
+                                                      "extractive lead is picked from these)")
+    cited: list[NumberedSource] = Field(default_factory=list, description="the sources the sections cite, "
+                                        "under their article numbers, so the lead may cite what they cite")
 
 
 class LeadOutput(BaseModel):
-    lead: str = Field(description="two to four sentences summarising the topic, with [n] citations")
+    lead: str = Field(description="the lead: up to four paragraphs with [n] citations")
 
 
 class LeadParams(BaseModel):
@@ -186,18 +204,23 @@ class WriteLead(Step[LeadInput, LeadOutput]):
     Input = LeadInput
     Output = LeadOutput
     instructions = """\
-Write the lead of an encyclopedia article: two to four sentences that say what the topic is and sum up
-its most important points, as covered in the article's sections. Use only facts the sources state, and
-put the number of the source after every sentence, like [2]. No heading."""
+Write the lead section of an encyclopedia article. It stands on its own as a concise overview: it
+says what the topic is and establishes its context, explains why it is notable, and sums up the most
+important points, including any prominent controversies, as the article's sections cover them. At
+most four well-composed paragraphs. Use only facts the sources or the sections state, and put the
+number of the source after every sentence, like [2]: the sections' own [n] and the numbered sources
+share one numbering. No heading."""
 
     @classmethod
     def render_input(cls, inp: LeadInput) -> str:
-        body = "\n\n".join(f"## {s.heading}\n{strip_citations(s.text)}" for s in inp.sections)
-        return f"Topic: {inp.topic}\n\nArticle sections:\n{body or '(none)'}\n\nSources:\n{render_sources(inp.sources)}"
+        body = "\n\n".join(f"## {s.heading}\n{s.text}" for s in inp.sections)
+        cited = f"Sources the sections cite:\n{render_sources(inp.cited)}\n\n" if inp.cited else ""
+        return (f"Topic: {inp.topic}\n\nArticle sections:\n{body or '(none)'}\n\n{cited}"
+                f"More sources on the topic as a whole:\n{render_sources(inp.sources)}")
 
     @classmethod
     def check(cls, inp: LeadInput, out: LeadOutput) -> str | None:
-        return citation_problem(out.lead, [s.n for s in inp.sources], what="the lead")
+        return citation_problem(out.lead, [s.n for s in [*inp.cited, *inp.sources]], what="the lead")
 
     @classmethod
     def extract(cls, inp: LeadInput, nlp: TextToolkit) -> LeadOutput:

@@ -28,6 +28,8 @@ class PerspectivesInput(BaseModel):
 
 
 class PerspectivesOutput(BaseModel):
+    reasoning: str = Field("", description="think first, briefly: which aspects of the topic the related "
+                                           "documents and excerpts cover, and which editors would cover them")
     relevant: bool = Field(True, description="false when the excerpts say nothing about the topic at all")
     basic_focus: list[str] = Field(default_factory=list,
                                    description="aspects the basic fact writer should ask about")

@@ -13,6 +13,7 @@ from agents.lm.grounding import citation_problem
 from agents.lm.nlp import TextToolkit
 from agents.lm.steps import Step
 from agents.lm.text.instructions import numbered_source
+from agents.storm.citations import strip_citations
 from agents.storm.evidence import content_overlap, similarity, stands_alone
 from agents.storm.lexicon import section_type
 from agents.storm.records import THANK_YOU, Persona
@@ -54,6 +55,8 @@ class QuestionInput(BaseModel):
 
 
 class QuestionOutput(BaseModel):
+    reasoning: str = Field("", description="think first, briefly: what the conversation has covered and what "
+                                           "your focus still needs")
     question: str = Field(description=f"the next question, or exactly '{THANK_YOU}' when done",
                           json_schema_extra={"maxLength": 400})
 
@@ -72,7 +75,8 @@ persona's focus list. When you have no more useful questions, reply with exactly
 
     @classmethod
     def render_input(cls, inp: QuestionInput) -> str:
-        turns = "\n\n".join(f"You: {t.question}\nExpert: {t.answer}" for t in inp.history)
+        # the expert's [n] point into sources the writer never sees: its answers are read without them
+        turns = "\n\n".join(f"You: {t.question}\nExpert: {strip_citations(t.answer)}" for t in inp.history)
         focus = "; ".join(inp.persona.focus) or "(any aspect of the topic)"
         return (f"Topic: {inp.topic}\nYour persona: {inp.persona.perspective}\nYour focus: {focus}\n\n"
                 f"Conversation so far:\n{turns or '(none yet)'}\n\nYour next question:")
@@ -151,9 +155,12 @@ class AnswerQuestion(Step[AnswerInput, AnswerOutput]):
     Input = AnswerInput
     Output = AnswerOutput
     instructions = f"""\
-You are an expert on a topic answering a writer's question from numbered sources. Use only what the
-sources say; put the number of the source after every sentence, like [2]. Be concise (at most five
-sentences). If the sources do not answer the question, say only: "{NOTHING_FOUND}" """
+You are an expert on a topic answering a writer's question from numbered sources, for an encyclopedia
+article. Make the answer as informative as possible: draw on as many different sources as are relevant,
+with their names, dates, figures and differing views, in as many sentences as that takes. Use only what
+the sources say, and put the number of the source after every sentence, like [2]. If the sources answer
+only part of the question, answer that part and say which part they leave open. Only if they say nothing
+about it at all, reply exactly: "{NOTHING_FOUND}" """
 
     @classmethod
     def render_input(cls, inp: AnswerInput) -> str:

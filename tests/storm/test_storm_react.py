@@ -19,7 +19,7 @@ from storm_support import FLOOD
 from agents.lm.chat import ChatModel
 from agents.lm.models import RoleModels
 from agents.lm.settings import LLMSettings, ModelSpec
-from agents.report.agent import SectionFailed, write_react_section
+from agents.report.agent import SectionFailed, observation_text, write_react_section
 from agents.report.flow import AGENT_LOG, OUTLINE
 from agents.report.tools import ToolContext
 from agents.runtime import LocalRuntime
@@ -139,7 +139,7 @@ def test_tool_calls_are_native_function_calls_and_results_go_back_under_their_id
     last = bodies[-1]["messages"]
     tool_messages = [m for m in last if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in tool_messages] == ["call_q", "call_p"]
-    assert tool_messages[0]["content"] == section.results[0].digest[:600]
+    assert tool_messages[0]["content"] == observation_text(section.results[0])  # whole, not cut at 600
     assert all(forged not in m["content"] for m in tool_messages) and forged not in section.draft.text
     assert section.calls[1].thought == "Which of these rules still holds?"
     record = next(r for r in models.ledger.records if r.step == "report.react.choose" and r.repaired)
@@ -217,7 +217,7 @@ def test_the_call_history_says_which_section_and_tool_each_call_served(react_run
     _, _, summary = react_run
     calls = [json.loads(line) for line in (Path(summary.directory) / "llm_call_history.jsonl").read_text().splitlines()]
     react = [c for c in calls if c["section"] is not None]
-    assert {c["step"] for c in react} >= {"report.react.choose", "storm.article.section"}
+    assert {c["step"] for c in react} >= {"report.react.choose", "report.react.write"}
     assert {c["tool"] for c in react if c["tool"]} >= {"interview_agents"}  # the personas' answers
     assert all(c["section"] is None for c in calls if c["role"] in ("conv_simulator", "outline"))
 
@@ -229,9 +229,10 @@ class _JunkForOneSection:
         self.inner, self.heading, self.name, self.ledger = inner, heading, "junk-writer", inner.ledger
 
     async def run(self, step, inp):
-        from agents.storm.steps_article import SectionOutput, WriteSection
+        from agents.report.steps import WriteReactSection
+        from agents.storm.steps_article import SectionOutput
 
-        if step is WriteSection and inp.heading == self.heading:
+        if step is WriteReactSection and inp.heading == self.heading:
             return SectionOutput(text=json.dumps({"tool": "quick_search", "arguments": {"query": "x [1]"}}))
         return await self.inner.run(step, inp)
 
