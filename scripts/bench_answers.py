@@ -30,6 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 REGULATORY = ROOT / "tests" / "data" / "regulatory"
 FOLDS = 5
+THRESHOLDS = [round(0.05 * i, 2) for i in range(0, 20)]  # scripts/calibrate_answers.py's grid (not imported:
+# it needs this checkout's agents, and the answering code may be another checkout's)
 
 
 def _own_values():
@@ -98,7 +100,9 @@ async def answer_all(settings, collection: str, questions: list[dict], out: Path
                   "right": right, "f1": f1_score(said, q["answers"]) if said else 0.0,
                   "reason": a.abstain_reason or ""}
         if q["kind"] != "change":  # what the answer layer read, for scripts/calibrate_answers.py
-            record["evidence"] = evidence_of(a)[0].model_dump(mode="json")
+            # as the layer read it: the strategy's own span, not the short answer the layer put in its place
+            before = a.model_copy(update={"short_answer": a.strategy_span})
+            record["evidence"] = evidence_of(before)[0].model_dump(mode="json")
         with out.open("a", encoding="utf-8") as f:
             f.write(json.dumps(record) + "\n")
 
@@ -164,8 +168,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data-dir", default=None, help="raystorm data dir (default $RAYSTORM_HOME)")
     p.add_argument("--concurrency", type=int, default=4)
     args = p.parse_args(argv)
-    from calibrate_answers import THRESHOLDS  # the same grid the weights' calibration searches
-
     from agents.multihop.evaluation import confidence_buckets
 
     Path(args.out_dir).mkdir(parents=True, exist_ok=True)

@@ -186,15 +186,16 @@ def main(argv: list[str] | None = None) -> int:
         return dict(zip(FEATURES, (round(float(v), 3) for v in fit_choice(groups(ids), l2=l2))))
 
     def top1_f1(ids, w):
-        """Mean F1 of the best-ranked candidate over the ranked questions (the inner CV's criterion)."""
-        out = []
+        """Mean F1 of the best-ranked candidate over the ranked questions of each dev set, averaged over the
+        sets (the inner CV's criterion: each kind of corpus counts the same, whatever its size)."""
+        out: dict[str, list[float]] = {}
         for i in ids:
             golds, analysis, ev, cands = questions[i]
             if decided(analysis):
                 continue
             ranked = rank(nlp, analysis, ev, w, cands)
-            out.append(f1_score(ranked[0][0].text, golds) if ranked else 0.0)
-        return statistics.fmean(out) if out else 0.0
+            out.setdefault(sets[i], []).append(f1_score(ranked[0][0].text, golds) if ranked else 0.0)
+        return statistics.fmean(statistics.fmean(v) for v in out.values()) if out else 0.0
 
     def choose_l2(ids):
         inner = folds_of(list(ids), args.folds)
@@ -275,6 +276,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {name}:", json.dumps({k: v for k, v in figures(mine, 0.0).items() if k != "threshold"}))
     print("cv calibration (confidence bucket -> share right):",
           json.dumps(confidence_buckets([(c, f1 >= args.correct_f1) for c, s, em, f1 in cv_preds if s])))
+    for name in dict.fromkeys(sets):  # does a confidence mean the same on each kind of corpus?
+        print(f"  {name}:", json.dumps(confidence_buckets([(c, f1 >= args.correct_f1) for (c, s, em, f1), of
+                                                          in zip(cv_preds, sets) if s and of == name])))
     print("in-sample (all questions):      ", json.dumps(figures(all_preds, t_all)))
     decisions = [(q[1].answer_type, f1_score(fuse(nlp, q[1], q[2], w_all, cal_all, q[3]).short_answer, q[0])
                   >= args.correct_f1)

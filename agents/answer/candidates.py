@@ -36,8 +36,10 @@ BASE_FEATURES = ("bias", "strategy_span", "hop_votes", "last_hop", "late", "pass
             "title", "bridge", "chained", "slot", "words", "common", "head", "named", "off_type", "overlap",
             "planned", "relation", "echo", "walked")
 # A composed question (a plan of two steps or more) weighs each feature apart from a one-step question: its
-# answer comes from a chain's last step, a one-step question's from any hop.
-FEATURES = BASE_FEATURES + tuple(f"composed_{f}" for f in BASE_FEATURES)
+# answer comes from a chain's last step, a one-step question's from any hop. A question asking for a value (a
+# number answer: "three hundred dollars", "30 days") weighs them apart again: its candidates are values of the
+# asked kind, read by the value grammar, and what singles one out differs from a name's.
+FEATURES = BASE_FEATURES + tuple(f"composed_{f}" for f in BASE_FEATURES) + tuple(f"value_{f}" for f in BASE_FEATURES)
 
 
 class HopEvidence(BaseModel):
@@ -189,7 +191,9 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
             "walked": float(bool(concluding) and key == normalize_answer(walk.answers[-1])),
         }
         composed = len(plan) > 1
-        features.update({f"composed_{k}": v if composed else 0.0 for k, v in list(features.items())})
+        base = list(features.items())
+        features.update({f"composed_{k}": v if composed else 0.0 for k, v in base})
+        features.update({f"value_{k}": v if numeric else 0.0 for k, v in base})
         out.append(Candidate(text=slot["text"], features=features, passages=stated))
     if analysis.measure:  # "30 days" for a waiting period, "$1,000" for a deductible, "2,913,123" for a population
         out = [c for c in out if fits_measure(c.text, analysis.measure)]

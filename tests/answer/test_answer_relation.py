@@ -108,7 +108,8 @@ def test_a_composed_question_weighs_its_features_apart():
                   hops=[HopEvidence(query="director of Jump for Glory", answer=text, supporting=[0])])
     cands = gather(NLP, analyze(NLP, q), ev)
     assert cands and all(c.features[f"composed_{k}"] == v for c in cands for k, v in c.features.items()
-                         if not k.startswith("composed_"))
+                         if not k.startswith(("composed_", "value_")))
+    assert all(v == 0.0 for c in cands for k, v in c.features.items() if k.startswith("value_"))  # a name
     one_step = "Who did Walsh marry?"
     single = gather(NLP, analyze(NLP, one_step), ev.model_copy(update={"question": one_step}))
     assert single and all(v == 0.0 for c in single for k, v in c.features.items() if re.match("composed_", k))

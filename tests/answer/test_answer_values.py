@@ -92,3 +92,16 @@ def test_a_title_a_paragraph_label_or_a_status_word_is_never_the_answer_to_a_mea
                   passages=[PassageText(title="Texas Department of Insurance Bulletin B-2021-08", text=text)])
     fused = fuse(nlp, analyze(nlp, question), ev)
     assert fused.short_answer == "three hundred dollars" and fused.passages == [0]
+
+
+def test_a_value_question_weighs_its_features_apart(nlp):
+    question = "How many days of notice are required?"
+    text = "Notice of nonrenewal is mailed at least thirty (30) days before expiration."
+    ev = Evidence(question=question, answer=text, hops=[HopEvidence(query=question, answer=text, supporting=[0])],
+                  passages=[PassageText(title="Form DP-7", text=text)])
+    from agents.answer.candidates import gather
+
+    cands = gather(nlp, analyze(nlp, question), ev)
+    assert [c.text for c in cands] == ["thirty (30) days"]
+    assert all(c.features[f"value_{k}"] == v for c in cands for k, v in c.features.items()
+               if not k.startswith(("value_", "composed_")))
