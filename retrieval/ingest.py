@@ -8,6 +8,7 @@ embeds and writes nothing, a changed file replaces only its own passages, and
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -52,6 +53,17 @@ class IngestSummary(BaseModel):
                 for url, paths in self.shared_urls.items()]
 
 
+@dataclass
+class IngestPlan:
+    """An ingest decided before any embedding: `todo` to embed and write (shortest first), `stale` to delete."""
+    summary: IngestSummary
+    documents: list[Document]
+    passages: list[Passage]
+    todo: list[Passage]
+    stale: list[str]
+    prune_under: list[str] | None
+
+
 class Ingestor:
     def __init__(self, settings: StoreSettings, store: PassageStore | None = None,
                  dense: DenseEmbedder | None = None, sparse: SparseEmbedder | None = None,
@@ -77,8 +89,7 @@ class Ingestor:
                     on_skip(item)
             else:
                 documents.append(item)
-        roots = [str(Path(p).expanduser().resolve()) for p in paths]
-        summary = self.ingest_documents(documents, collection, prune_under=roots if prune else None,
+        summary = self.ingest_documents(documents, collection, prune_under=prune_roots(paths) if prune else None,
                                         progress=progress)
         summary.skipped = skipped
         summary.seconds = time.perf_counter() - started
@@ -88,11 +99,21 @@ class Ingestor:
                          prune_under: Sequence[str] | None = None, progress: Progress | None = None
                          ) -> IngestSummary:
         started = time.perf_counter()
+        plan = self.plan(documents, collection, prune_under)
+        self._write(collection, plan.todo, progress)
+        summary = self.finish(plan)
+        summary.seconds = time.perf_counter() - started
+        return summary
+
+    def plan(self, documents: Sequence[Document], collection: str, prune_under: Sequence[str] | None = None,
+             passages: list[Passage] | None = None) -> IngestPlan:
+        """What an ingest of `documents` embeds and deletes (`passages`: their split, if already made)."""
         check_collection_name(collection)
         if not documents and not (prune_under and self.store.exists(collection)):
             raise EmptyCorpus("no loadable documents found: raystorm reads .md .txt .html .json .jsonl .csv "
                               ".pdf .docx .pptx .xlsx")
-        passages = [p for doc in documents for p in split_document(doc, self.max_words)]
+        if passages is None:
+            passages = [p for doc in documents for p in split_document(doc, self.max_words)]
         summary = IngestSummary(collection=collection, documents=len(documents), passages=len(passages))
         if documents:
             self.store.ensure(collection, self.dense.vector_name, self.dense.model_name, self.dense.dimension)
@@ -114,26 +135,34 @@ class Ingestor:
         # files stored before and kept: their URLs count as claims too
         kept = [p for p in stored if p not in wanted and not (prune_under and _under(p, prune_under))]
         summary.shared_urls = shared_urls(documents, {p: stored_urls.get(p, set()) for p in kept})
-        self._write(collection, todo, progress)
-        self.store.delete(collection, stale)
-        summary.added, summary.removed = len(todo), len(stale)
+        # embed chunks of similar length together
+        todo.sort(key=lambda p: len(p.embedding_text()))
+        return IngestPlan(summary=summary, documents=list(documents), passages=passages, todo=todo, stale=stale,
+                          prune_under=list(prune_under) if prune_under else None)
+
+    def write(self, collection: str, passages: Sequence[Passage], dense: list, sparse: list) -> None:
+        """Store embedded `passages`: the one write path of every ingest."""
+        self.store.upsert(collection, self.dense.vector_name, list(passages), dense, sparse)
+
+    def finish(self, plan: IngestPlan) -> IngestSummary:
+        """After the writes: delete the stale passages and update the evidence graph."""
+        collection = plan.summary.collection
+        self.store.delete(collection, plan.stale)
+        plan.summary.added, plan.summary.removed = len(plan.todo), len(plan.stale)
         from retrieval.graph.store import GraphStore  # the evidence graph follows every ingest and prune
 
-        GraphStore(self.store).update(collection, documents, passages, prune_under)
-        summary.seconds = time.perf_counter() - started
-        return summary
+        GraphStore(self.store).update(collection, plan.documents, plan.passages, plan.prune_under)
+        return plan.summary
 
     def _write(self, collection: str, passages: list[Passage], progress: Progress | None) -> None:
         total = len(passages)
         if progress:
             progress(0, total)
-        # embed longest-first chunks of similar length together; write as we go so a crash keeps progress
-        order = sorted(passages, key=lambda p: len(p.embedding_text()))
+        # write as we go so a crash keeps progress
         for start in range(0, total, self.batch):
-            chunk = order[start : start + self.batch]
+            chunk = passages[start : start + self.batch]
             texts = [p.embedding_text() for p in chunk]
-            self.store.upsert(collection, self.dense.vector_name, chunk, self.dense.embed(texts),
-                              self.sparse.embed(texts))
+            self.write(collection, chunk, self.dense.embed(texts), self.sparse.embed(texts))
             if progress:
                 progress(min(start + self.batch, total), total)
 
@@ -149,6 +178,11 @@ def shared_urls(documents: Sequence[Document], others: dict[str, set[str]]) -> d
             claims.setdefault(doc.url, set()).add(doc.path)
     mine = {doc.url for doc in documents if doc.url}
     return {url: sorted(paths) for url, paths in sorted(claims.items()) if url in mine and len(paths) > 1}
+
+
+def prune_roots(paths: Sequence[str | Path]) -> list[str]:
+    """The folders (and files) `--prune` looks under: the given paths, resolved."""
+    return [str(Path(p).expanduser().resolve()) for p in paths]
 
 
 def _under(path: str, roots: Sequence[str]) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from cluster.commands.common import add_store_arguments, collection_name, count, info, relative_source, store_settings
+from retrieval.errors import UsageError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,6 +24,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-words", type=count(10, 10_000), default=None,
                    help="passage size limit in words (default 180)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    g = p.add_argument_group(
+        "cluster", "With --address (or $RAY_ADDRESS) ingest runs as a Ray Data pipeline on that cluster: each node "
+                   "reads and splits the files it can see (by path), a pool of embedding actors (one per CPU) embeds, "
+                   "and the embedded store's one owner (this process) writes, or every actor writes to --qdrant-url")
+    g.add_argument("--address", metavar="ADDR",
+                   help="a Ray cluster: auto, HOST:6379, or ray://HOST:10001 (default: $RAY_ADDRESS; none: ingest in "
+                        "this process, the fastest on one machine)")
+    g.add_argument("--distributed", action="store_true", help="run the pipeline on a local Ray even without an address")
+    g.add_argument("--embed-workers", type=count(1, 4096), default=None, metavar="N",
+                   help="embedding actors of the pipeline (default: the cluster's CPUs)")
     add_store_arguments(p)
     p.set_defaults(func=run)
 
@@ -33,21 +44,18 @@ PAGE_BAR_FROM = 20  # pages: a shorter file reads in a blink
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
+    from cluster.distributed_args import wants_distributed
     from retrieval.ingest import Ingestor
     from retrieval.loaders import HIDDEN
     from retrieval.splitter import DEFAULT_MAX_WORDS
 
+    distributed = wants_distributed(args)
+    if args.embed_workers and not distributed:
+        raise UsageError("--embed-workers needs --address or --distributed (the pipeline's embedding actors)")
     settings = store_settings(args)
     ingestor = Ingestor(settings, max_words=args.max_words or DEFAULT_MAX_WORDS)
-    bar = None
-
-    def progress(done: int, total: int) -> None:
-        nonlocal bar
-        if args.quiet or total == 0:
-            return
-        if bar is None:
-            bar = tqdm(total=total, unit="passage", desc="embedding", leave=False)
-        bar.update(done - bar.n)
+    progress = _CountBar("passage", "embedding", args.quiet)
+    file_read = _CountBar("file", "reading", args.quiet)  # the pipeline's files read, on every node
 
     pages = None  # one bar a file, page by page, for a long PDF
 
@@ -68,15 +76,48 @@ def run(args: argparse.Namespace) -> int:
             info(f"skipped {relative_source(item.path)}: {item.reason}")
 
     try:
-        summary = ingestor.ingest_paths(args.paths, args.collection, prune=args.prune,
-                                        progress=progress, on_skip=skipped, on_page=page_read)
+        if distributed:
+            from cluster.ingest_pipeline import ingest_on_ray
+            from cluster.runtime import connect
+
+            connect(args.address)
+            summary, stats = ingest_on_ray(ingestor, args.paths, args.collection, prune=args.prune,
+                                           progress=progress, on_skip=skipped, on_file=file_read,
+                                           workers=args.embed_workers)
+            if stats.embedded:
+                info(f"embedded by {len(stats.by_worker)} actor(s) on {len(stats.by_node)} node(s), "
+                     f"{stats.per_worker_rate():.0f} passages/s per actor")
+        else:
+            summary = ingestor.ingest_paths(args.paths, args.collection, prune=args.prune,
+                                            progress=progress, on_skip=skipped, on_page=page_read)
     finally:
-        for shown in (pages, bar):
-            if shown is not None:
-                shown.close()
+        file_read.close()
+        progress.close()
+        if pages is not None:
+            pages.close()
         ingestor.store.close()
     for line in summary.warnings(relative_source):
         info(line)
     pruned = f", {summary.pruned_files} deleted files pruned" if args.prune else ""
     print(f"ingested into '{args.collection}': {summary.line()}{pruned}")
     return 0
+
+
+class _CountBar:
+    """`bar(done, total)`: a progress bar made at the first count of something to do."""
+
+    def __init__(self, unit: str, desc: str, quiet: bool):
+        self.unit, self.desc, self.quiet, self.bar = unit, desc, quiet, None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.quiet or total == 0:
+            return
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, unit=self.unit, desc=self.desc, leave=False)
+        self.bar.update(done - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
