@@ -65,9 +65,10 @@ def right_value(answer: str | None, golds: list[str], kind: str) -> bool:
 
 def load_questions(name: str, data: Path) -> tuple[list[dict], object]:
     """(questions as {id, question, answers, kind, fold}, what to ingest: documents or Markdown paths)."""
-    if name == "regulatory":
-        raw = json.loads((REGULATORY / "questions.json").read_text(encoding="utf-8"))["questions"]
-        return raw, sorted((REGULATORY / "docs").glob("*.md"))
+    folder = REGULATORY if name == "regulatory" else Path(name)
+    if (folder / "docs").is_dir():  # Markdown documents and their questions (another set like the regulatory one)
+        raw = json.loads((folder / "questions.json").read_text(encoding="utf-8"))["questions"]
+        return raw, sorted((folder / "docs").glob("*.md"))
     from retrieval.datasets import load_multihop_set
 
     dataset = load_multihop_set(data / name)
@@ -113,7 +114,7 @@ async def answer_all(settings, collection: str, questions: list[dict], out: Path
 
 
 def run_set(name: str, args) -> list[dict]:
-    out = Path(args.out_dir) / f"{name}.jsonl"
+    out = Path(args.out_dir) / f"{Path(name).name}.jsonl"
     questions, corpus = load_questions(name, Path(args.data))
     questions = questions[: args.limit] if args.limit else questions
     done = {}
@@ -125,10 +126,10 @@ def run_set(name: str, args) -> list[dict]:
         from retrieval.ingest import Ingestor
 
         settings = StoreSettings.resolve(args.data_dir)
-        collection = f"bench-answers-{name}"
+        collection = f"bench-answers-{Path(name).name}"
         ingestor = Ingestor(settings)
         try:
-            if name == "regulatory":
+            if isinstance(corpus, list) and corpus and isinstance(corpus[0], Path):
                 ingestor.ingest_paths(corpus, collection, prune=True)
             else:
                 ingestor.ingest_documents(corpus, collection)
@@ -162,7 +163,8 @@ def figures(records: list[dict], thresholds: dict[int, float]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--data", default=str(DEFAULT_DATA), help="folder holding musique/ and hotpotqa/")
-    p.add_argument("--sets", nargs="+", default=["musique", "hotpotqa", "regulatory"])
+    p.add_argument("--sets", nargs="+", default=["musique", "hotpotqa", "regulatory"],
+                   help="musique, hotpotqa (from --data), regulatory, or a folder with docs/*.md and questions.json")
     p.add_argument("--limit", type=int, default=None, help="only the first N questions of each set")
     p.add_argument("--out-dir", default="bench-answers")
     p.add_argument("--data-dir", default=None, help="raystorm data dir (default $RAYSTORM_HOME)")

@@ -166,7 +166,8 @@ def values_in(text: str) -> list[Value]:
             if pct:
                 kind, unit, end = "percent", "percent", end + pct.end()
             elif word:
-                one, two, three = (w.lower() if w else "" for w in word.groups())
+                # "thirty (30) days' notice": a possessive unit is the unit
+                one, two, three = (w.lower().rstrip("'’") if w else "" for w in word.groups())
                 skip = one in _UNIT_MODIFIERS and bool(two)
                 noun, after = (two, three) if skip else (one, two)
                 singular = noun[:-1] if noun.endswith("s") and noun[:-1] in _TIME else noun

@@ -30,6 +30,7 @@ def nlp():
     ("a thirty-day period", 30 * 86400, "duration", "thirty-day"),
     ("$2.5 million in total", 2_500_000, "money", "$2.5 million"),
     ("sixty consecutive days", 60 * 86400, "duration", "sixty consecutive days"),
+    ("not less than thirty (30) days' written notice", 30 * 86400, "duration", "thirty (30) days'"),
 ])
 def test_a_value_in_words_digits_or_both_is_one_value_shown_as_written(text, number, kind, shown):
     found = values_in(text)
@@ -72,6 +73,7 @@ def test_verification_compares_normalised_values():
     ("Within how many hours must a theft be reported?", "duration"),
     ("At what age does the dependent coverage end?", ""),
     ("What is the special limit on money and bank notes?", "amount"),
+    ("What is the maximum windstorm deductible now, as a percentage of the dwelling limit?", "percent"),
 ])
 def test_measure_questions_however_phrased_ask_for_a_number(nlp, question, measure):
     analysis = analyze(nlp, question)
