@@ -135,7 +135,7 @@ class ChatModel:
         stats = CallStats()
         user = step.render_input(inp)
         messages: list[LLMMessage] = [
-            SystemMessage(content=system_prompt(step, quotes_documents="<document>" in user)),
+            SystemMessage(content=system_prompt(step)),
             UserMessage(content=user, source="user"),
         ]
         replies: list[_Reply] = []

@@ -51,10 +51,11 @@ def weaker_mode(mode: OutputMode) -> OutputMode | None:
     return OUTPUT_MODES[i + 1] if i + 1 < len(OUTPUT_MODES) else None
 
 
-def system_prompt(step: type[Step], quotes_documents: bool = True) -> str:
-    """The step's instructions and its schema; the rule on quoted documents only when the prompt quotes some."""
+def system_prompt(step: type[Step]) -> str:
+    """The step's instructions and its schema; the rule on quoted documents unless the step's input
+    carries no corpus text (`Step.quotes_documents`)."""
     schema = json.dumps(step.output_schema(), ensure_ascii=False, sort_keys=True)
-    rule = f"{DATA_RULE}\n\n" if quotes_documents else ""
+    rule = f"{DATA_RULE}\n\n" if step.quotes_documents else ""
     return (
         f"{step.instructions.strip()}\n\n{rule}"
         "Reply with one JSON object, and nothing else, that validates against this JSON schema:\n"

@@ -41,6 +41,9 @@ class Step(Generic[I, O]):
     Input: ClassVar[type[BaseModel]]
     Output: ClassVar[type[BaseModel]]
     instructions: ClassVar[str]
+    # whether the input may carry corpus text (fenced or not): then the system prompt says that such
+    # text is data, never instructions; only a step whose input has none may say False
+    quotes_documents: ClassVar[bool] = True
 
     @classmethod
     def render_input(cls, inp: BaseModel) -> str:

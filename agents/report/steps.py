@@ -232,6 +232,7 @@ class InterviewQuestionsInput(BaseModel):
 class InterviewQuestions(Step[InterviewQuestionsInput, QuestionsOutput]):
     name = "report.react.interview_questions"
     role = "interview"
+    quotes_documents = False  # the topics and the personas' perspectives
     Input = InterviewQuestionsInput
     Output = QuestionsOutput
     instructions = """\

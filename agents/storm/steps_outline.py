@@ -30,6 +30,7 @@ class DraftOutlineInput(BaseModel):
 class DraftOutline(Step[DraftOutlineInput, Outline]):
     name = "storm.outline.draft"
     role = "outline"
+    quotes_documents = False  # the topic alone
     Input = DraftOutlineInput
     Output = Outline
     instructions = """\

@@ -284,9 +284,9 @@ def test_each_role_samples_as_its_work_wants_overridable_and_recorded():
     assert models.for_role("article") is models.for_role("outline")  # one model, one concurrency limit
 
 
-def test_the_data_rule_is_given_only_with_documents():
-    assert DATA_RULE not in system_prompt(DraftOutline, quotes_documents=False)
-    assert DATA_RULE in system_prompt(AnswerQuestion, quotes_documents=True)
+def test_the_data_rule_is_given_only_where_documents_may_be_quoted():
+    assert DATA_RULE not in system_prompt(DraftOutline) and DATA_RULE not in system_prompt(InterviewQuestions)
+    assert DATA_RULE in system_prompt(AnswerQuestion) and DATA_RULE in system_prompt(SubQuestions)
 
 
 def test_verify_answer_numbers_the_passages_as_its_indices_read():
