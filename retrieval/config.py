@@ -44,7 +44,14 @@ class StoreSettings(BaseModel):
         return os.environ.get("QDRANT_API_KEY") or None
 
     @property
+    def edge_path(self) -> Path:
+        """The embedded store (Qdrant Edge): one shard per collection."""
+        return Path(self.data_dir) / "edge"
+
+    @property
     def qdrant_path(self) -> Path:
+        """Where raystorm's store was before the Edge engine (qdrant-client's local mode): read only by
+        `raystorm collections migrate`."""
         return Path(self.data_dir) / "qdrant"
 
     @property

@@ -26,7 +26,7 @@ from retrieval.embeddings import DenseEmbedder, SparseEmbedder
 from retrieval.errors import RaystormError
 from retrieval.query import QueryVectors
 from retrieval.snippets import InfoEntry, Snippet, group_by_url, table_name  # noqa: F401  (re-exported)
-from retrieval.store import SPARSE_VECTOR, PassageStore, fast_local_commits
+from retrieval.store import SPARSE_VECTOR, PassageStore
 
 SCHEMA = "raystorm.infotable/1"
 
@@ -62,7 +62,6 @@ class InformationTable:
             sparse_vectors_config={SPARSE_VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)},
             metadata={"dense_model": self.dense.model_name, "schema": SCHEMA},
         )
-        fast_local_commits(client, self.collection)  # embedded mode: a table's points commit without an fsync each
 
     def add(self, snippets: Sequence[Snippet]) -> int:
         """Store `snippets`; returns how many were new. Idempotent."""

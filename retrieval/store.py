@@ -1,26 +1,23 @@
 """The passage store: one Qdrant collection per corpus, dense + BM25 vectors.
 
-Embedded Qdrant on disk by default (single process: one owner per folder); a
-Qdrant server or cluster when a URL is given. A server does all the searching,
-fusion (RRF) included. Embedded, BM25 is scored by our own inverted index
-(`retrieval.sparse_index`: same scores, without local mode's pure-Python pass over
-every point) and fused with qdrant-client's own RRF, so results stay Qdrant's.
+Qdrant's own engine embedded on disk by default (Qdrant Edge, `retrieval.edge`: one
+owner per data dir); a Qdrant server or cluster when a URL is given. Either way the
+engine does all the searching: HNSW, BM25 with IDF, payload filters and the hybrid
+fusion (RRF). A data dir written by qdrant-client's local mode (raystorm before the
+Edge engine) is refused until `raystorm collections migrate` has copied it.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Iterable, Sequence
 
 from pydantic import BaseModel
 from qdrant_client import QdrantClient, models
-from qdrant_client.hybrid.fusion import reciprocal_rank_fusion
 
 from retrieval.config import StoreSettings, check_collection_name  # noqa: F401  (re-exported)
 from retrieval.documents import Passage
 from retrieval.errors import CollectionNotFound, EmptyCollection, RaystormError
 from retrieval.query import SearchFilter, SearchHit, SearchMode  # noqa: F401  (re-exported)
-from retrieval.sparse_index import SparseIndexes
 
 SPARSE_VECTOR = "bm25"
 _PAYLOAD_KEYS = ("doc_id", "path", "url", "tags", "title")
@@ -49,55 +46,38 @@ class CollectionInfo(BaseModel):
     dense_vector: str | None = None
 
 
-def fast_local_commits(client: QdrantClient, name: str | None = None) -> None:
-    """Let embedded Qdrant's sqlite files commit without an fsync each.
-
-    Local mode commits every point on its own, and sqlite's defaults fsync every
-    commit: 8-10 ms a point here, a third of an ingest. WAL with synchronous=NORMAL
-    (0.9 ms a point) still never corrupts the file; a power cut can lose the last
-    writes, which re-ingesting (idempotent) restores. A no-op for a server, or if
-    qdrant-client's local internals change. `name`: that collection only (default: all).
-    """
-    local = getattr(client, "_client", None)
-    collections = getattr(local, "collections", {})
-    for collection in ([collections.get(name)] if name else collections.values()):
-        connection = getattr(getattr(collection, "storage", None), "storage", None)
-        if isinstance(connection, sqlite3.Connection):
-            connection.execute("PRAGMA journal_mode=WAL")
-            connection.execute("PRAGMA synchronous=NORMAL")
-
-
 class PassageStore:
     """Typed access to the Qdrant collections holding passages."""
 
     def __init__(self, settings: StoreSettings, client: QdrantClient | None = None):
         self.settings = settings
         self._client = client
-        self._bm25 = SparseIndexes(SPARSE_VECTOR)  # embedded mode's BM25 search; a server's stays empty
 
     @property
     def client(self) -> QdrantClient:
+        """qdrant-client for a server; for the embedded store, `EdgeClient`, which speaks the same API."""
         if self._client is None:
             if self.settings.qdrant_url:
                 self._client = QdrantClient(url=self.settings.qdrant_url, api_key=self.settings.qdrant_api_key)
             else:
-                self.settings.qdrant_path.mkdir(parents=True, exist_ok=True)
+                from retrieval.edge import EdgeClient, StoreInUse
+                from retrieval.migrate import refuse_local_mode
+
+                refuse_local_mode(self.settings)
                 try:
-                    self._client = QdrantClient(path=str(self.settings.qdrant_path))
-                except RuntimeError as exc:  # portalocker: another process owns the folder
+                    self._client = EdgeClient(self.settings.edge_path)
+                except StoreInUse as exc:
                     raise RaystormError(
-                        f"the embedded Qdrant store at {self.settings.qdrant_path} is in use by another "
+                        f"the embedded Qdrant store at {self.settings.edge_path} is in use by another "
                         f"raystorm process ({exc}); wait for it (a `raystorm serve` service holds it until "
-                        f"`raystorm serve -c NAME --address ADDR --stop`), or use a Qdrant server with "
-                        f"--qdrant-url") from exc
-                fast_local_commits(self._client)
+                        f"`raystorm serve -c NAME --address ADDR --stop`, `raystorm web` and `raystorm mcp` "
+                        f"while they run), or use a Qdrant server with --qdrant-url") from exc
         return self._client
 
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
             self._client = None
-        self._bm25.forget()
 
     # -- collections ---------------------------------------------------------------------------
 
@@ -132,18 +112,14 @@ class PassageStore:
         if self.exists(name):
             self.require_model(name, dense_vector)
             return
-        self._bm25.forget(name)
         self.client.create_collection(
             name,
             vectors_config={dense_vector: models.VectorParams(size=dimension, distance=models.Distance.COSINE)},
             sparse_vectors_config={SPARSE_VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)},
             metadata={"dense_model": dense_model, "schema": "raystorm.passages/1"},
         )
-        if not self.settings.qdrant_url:
-            fast_local_commits(self.client, name)
-        if self.settings.qdrant_url:  # payload indexes only mean something on a server
-            for key in _PAYLOAD_KEYS:
-                self.client.create_payload_index(name, key, models.PayloadSchemaType.KEYWORD)
+        for key in _PAYLOAD_KEYS:  # the fields searches filter by
+            self.client.create_payload_index(name, key, models.PayloadSchemaType.KEYWORD)
 
     def require_model(self, name: str, dense_vector: str) -> None:
         info = self.info(name)
@@ -153,7 +129,6 @@ class PassageStore:
 
     def drop(self, name: str) -> None:
         self.client.delete_collection(name)
-        self._bm25.forget(name)
 
     # -- points --------------------------------------------------------------------------------
 
@@ -188,13 +163,11 @@ class PassageStore:
         ]
         if points:
             self.client.upsert(name, points=points, wait=True)
-            self._bm25.upsert(name, ((p.passage_id, s) for p, s in zip(passages, sparse)))
 
     def delete(self, name: str, ids: Iterable[str]) -> None:
         ids = list(ids)
         if ids:
             self.client.delete(name, points_selector=models.PointIdsList(points=ids), wait=True)
-            self._bm25.delete(name, ids)
 
     def get(self, name: str, ids: Sequence[str]) -> list[Passage]:
         points = self.client.retrieve(name, ids=list(ids), with_payload=True)
@@ -216,7 +189,7 @@ class PassageStore:
         if mode == "dense":
             points = self.client.query_points(name, query=list(dense), using=dense_vector, limit=limit,
                                               query_filter=query_filter, with_vectors=vectors).points
-        elif self.settings.qdrant_url:
+        else:
             sparse_vec = models.SparseVector(indices=sparse[0], values=sparse[1]) if sparse else None
             if mode == "sparse":
                 points = self.client.query_points(name, query=sparse_vec, using=SPARSE_VECTOR, limit=limit,
@@ -228,19 +201,4 @@ class PassageStore:
                         models.Prefetch(query=sparse_vec, using=SPARSE_VECTOR, limit=depth, filter=query_filter)],
                     query=models.RrfQuery(rrf=models.Rrf(k=fusion_k, weights=list(fusion_weights))),
                     limit=limit, with_vectors=vectors).points
-        else:
-            bm25 = self._bm25.search(self.client, name, sparse or ([], []), limit if mode == "sparse" else depth,
-                                     query_filter)
-            if mode == "sparse":
-                points = bm25
-            else:  # the two halves Qdrant would prefetch, fused by Qdrant's own RRF code
-                dense_half = self.client.query_points(name, query=list(dense), using=dense_vector, limit=depth,
-                                                      query_filter=query_filter, with_payload=False).points
-                points = reciprocal_rank_fusion([dense_half, bm25], limit=limit, ranking_constant_k=fusion_k,
-                                                weights=list(fusion_weights))
-            # payload (and vectors, for MMR) of the few that made it, as Qdrant's fusion fetches them
-            records = {str(r.id): r for r in self.client.retrieve(
-                name, [p.id for p in points], with_payload=True, with_vectors=vectors)} if points else {}
-            for p in points:
-                p.payload, p.vector = records[str(p.id)].payload, records[str(p.id)].vector
         return [(p, Passage.model_validate(p.payload)) for p in points]

@@ -18,7 +18,7 @@ from retrieval.documents import Document, Passage
 from retrieval.graph.extract import document_record
 from retrieval.graph.model import ClaimRecord, DocumentRecord
 from retrieval.graph.view import EvidenceGraph
-from retrieval.store import PassageStore, fast_local_commits
+from retrieval.store import PassageStore
 
 _ID_NAMESPACE = uuid.UUID("0b4de0f2-6a31-4c55-9a61-2f9b3f1c7e08")
 SUFFIX = "__graph"
@@ -59,8 +59,6 @@ class GraphStore:
         if not self.store.client.collection_exists(name):
             self.store.client.create_collection(name, vectors_config={},
                                                 metadata={"schema": "raystorm.graph/1", "passages": collection})
-            if not self.store.settings.qdrant_url:
-                fast_local_commits(self.store.client, name)  # as for passages: no fsync per point
         return name
 
     def _payloads(self, collection: str):

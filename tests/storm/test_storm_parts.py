@@ -250,24 +250,6 @@ def test_the_lead_and_each_sections_polish_run_at_once(nlp, example_corpus):
     assert repeated in done.sections[0].text  # where it was first said, it stays
 
 
-def test_a_table_commits_like_the_corpus_without_an_fsync_per_point(example_corpus):
-    # embedded Qdrant commits each point on its own: with sqlite's defaults (an fsync each) a topic's
-    # table took 130-250 ms to fill here, one topic after another on the corpus actor
-    import sqlite3
-
-    table = InformationTable(example_corpus.store, table_name("commit test"), example_corpus.dense,
-                             example_corpus.sparse)
-    table.drop()
-    try:
-        assert table.add([_snippet("https://x.test/rider", "The flood rider covers the dwelling.", 3)]) == 1
-        storage = example_corpus.store.client._client.collections[table.collection].storage.storage
-        assert isinstance(storage, sqlite3.Connection)
-        assert storage.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert storage.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
-    finally:
-        table.drop()
-
-
 def test_the_outline_reads_the_same_from_the_dialogue_alone(example_corpus):
     from agents.storm.outline import refine_input
     from agents.storm.records import Conversation, ConversationLog, DialogueTurn, Persona, SearchResult

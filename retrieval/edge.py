@@ -1,0 +1,312 @@
+"""Qdrant Edge (Qdrant's own engine, in-process) behind the part of qdrant-client's API raystorm uses.
+
+The embedded store: one Edge shard per collection under `DATA_DIR/edge/NAME/` (HNSW dense vectors,
+sparse BM25 vectors with Qdrant's IDF modifier, payload indexes, hybrid fusion by RRF in the engine),
+with the collection's settings beside it in `NAME.json`. `EdgeClient` takes and returns qdrant-client's
+models, so `PassageStore`, the information tables and the evidence graph run the same code on Edge and
+on a Qdrant server. One process owns a data dir at a time (a lock file), as with any embedded store.
+
+Edge is beta: pinned in pyproject.toml. What it lacks here is made up in this module only: a collection
+with no vectors (the graph's payload points) gets a placeholder sparse vector, and a collection's
+metadata lives in its JSON file.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import qdrant_edge as qe
+from qdrant_client import models
+
+_PLACEHOLDER = "_payload_only"  # the sparse vector a collection without vectors is given
+_BATCH = 512
+WAIT_S = 60.0  # how long a command waits for another command's hold on the store
+SERVERS = ("web", "mcp", "serve")  # commands that hold the store for as long as they run
+_log = logging.getLogger(__name__)
+
+
+def _command() -> str:
+    """The raystorm command this process runs ("ask", "web", ...), for the lock file."""
+    args = [a for a in sys.argv[1:] if not a.startswith("-")]
+    return args[0] if args and Path(sys.argv[0]).name == "raystorm" else Path(sys.argv[0]).name
+
+
+class StoreInUse(RuntimeError):
+    """Another process owns this data dir's embedded store."""
+
+
+@dataclass
+class _Point:
+    """A point as qdrant-client gives it back (`ScoredPoint` / `Record`): id as a string."""
+
+    id: str
+    payload: dict | None = None
+    vector: Any = None
+    score: float = 0.0
+
+
+@dataclass
+class _Params:
+    vectors: dict
+    sparse_vectors: dict
+
+
+@dataclass
+class _Config:
+    params: _Params
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass
+class _Collection:
+    config: _Config
+
+
+@dataclass
+class _Name:
+    name: str
+
+
+@dataclass
+class _Names:
+    collections: list
+
+
+@dataclass
+class _Count:
+    count: int
+
+
+@dataclass
+class _Response:
+    points: list
+
+
+def edge_filter(flt: models.Filter | None) -> qe.Filter | None:
+    """qdrant-client's filter as Edge's (the conditions raystorm uses: match any / value, nested filters)."""
+    if flt is None:
+        return None
+
+    def condition(c):
+        if isinstance(c, models.Filter):
+            return edge_filter(c)
+        if isinstance(c, models.FieldCondition):
+            match = c.match
+            if isinstance(match, models.MatchAny):
+                return qe.FieldCondition(key=c.key, match=qe.MatchAny(any=list(match.any)))
+            if isinstance(match, models.MatchValue):
+                return qe.FieldCondition(key=c.key, match=qe.MatchValue(match.value))
+            if isinstance(match, models.MatchExcept):
+                return qe.FieldCondition(key=c.key, match=qe.MatchExcept(list(match.except_)))
+        if isinstance(c, models.HasIdCondition):
+            return qe.HasIdCondition([str(i) for i in c.has_id])
+        raise NotImplementedError(f"filter condition {type(c).__name__} is not translated to Qdrant Edge")
+
+    def many(items):
+        return [condition(c) for c in items] if items else None
+
+    return qe.Filter(must=many(flt.must), should=many(flt.should), must_not=many(flt.must_not))
+
+
+def _vector(v):
+    if isinstance(v, models.SparseVector):
+        return qe.SparseVector(list(v.indices), list(v.values))
+    return [float(x) for x in v]
+
+
+def _query(query, using: str | None):
+    if isinstance(query, models.SparseVector):
+        return qe.Query.Nearest(_vector(query), using=using)
+    if isinstance(query, models.RrfQuery):
+        return qe.Fusion.Rrf(k=query.rrf.k or 60, weights=list(query.rrf.weights) if query.rrf.weights else None)
+    if isinstance(query, models.FusionQuery):
+        return qe.Fusion.Rrf(k=60)
+    if isinstance(query, (list, tuple)):
+        return qe.Query.Nearest([float(x) for x in query], using=using)
+    raise NotImplementedError(f"query {type(query).__name__} is not translated to Qdrant Edge")
+
+
+def _with_vector(value):
+    return value if isinstance(value, (bool, list)) else bool(value)
+
+
+def _vectors_of(record) -> Any:
+    vector = record.vector
+    if isinstance(vector, dict):
+        out = {}
+        for name, v in vector.items():
+            if name == _PLACEHOLDER:
+                continue
+            out[name] = models.SparseVector(indices=list(v.indices), values=list(v.values)) \
+                if isinstance(v, qe.SparseVector) else list(v)
+        return out
+    return vector
+
+
+class EdgeClient:
+    """The collections of one data dir as Edge shards, spoken to like a `QdrantClient`."""
+
+    def __init__(self, path: str | Path, wait_s: float = WAIT_S):
+        """Own the data dir's store. While another short command (a search, an ask) holds it, wait up to
+        `wait_s` for it; a long-lived owner (`raystorm web`, `mcp`, `serve`) is named at once instead."""
+        self.root = Path(path)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._lock = open(self.root / ".lock", "a+")
+        deadline, told = time.monotonic() + wait_s, False
+        while True:
+            try:
+                fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                holder = self._holder()
+                if holder.get("command") in SERVERS or time.monotonic() >= deadline:
+                    self._lock.close()
+                    raise StoreInUse(f"held by `raystorm {holder.get('command', '?')}` (pid {holder.get('pid', '?')})"
+                                     ) from None
+                if not told:
+                    _log.warning("waiting for the embedded store at %s, held by `raystorm %s` (pid %s), up to %.0f s",
+                                 self.root, holder.get("command", "?"), holder.get("pid", "?"), wait_s)
+                    told = True
+                time.sleep(0.2)
+        self._lock.seek(0)
+        self._lock.truncate()
+        self._lock.write(json.dumps({"pid": os.getpid(), "command": _command()}))
+        self._lock.flush()
+        self._shards: dict[str, qe.EdgeShard] = {}
+
+    def _holder(self) -> dict:
+        try:
+            return json.loads((self.root / ".lock").read_text() or "{}")
+        except (OSError, ValueError):
+            return {}
+
+    # -- collections -----------------------------------------------------------------------------
+
+    def _meta_path(self, name: str) -> Path:
+        return self.root / f"{name}.json"
+
+    def _shard(self, name: str) -> qe.EdgeShard:
+        shard = self._shards.get(name)
+        if shard is None:
+            if not self.collection_exists(name):
+                raise ValueError(f"Collection {name} not found")
+            shard = self._shards[name] = qe.EdgeShard.load(str(self.root / name))
+        return shard
+
+    def collection_exists(self, name: str) -> bool:
+        return self._meta_path(name).is_file() and (self.root / name).is_dir()
+
+    def get_collections(self) -> _Names:
+        return _Names([_Name(p.stem) for p in sorted(self.root.glob("*.json")) if (self.root / p.stem).is_dir()])
+
+    def create_collection(self, name: str, vectors_config: dict | None = None,
+                          sparse_vectors_config: dict | None = None, metadata: dict | None = None) -> bool:
+        dense = {k: qe.EdgeVectorParams(size=v.size, distance=qe.Distance.Cosine)
+                 for k, v in (vectors_config or {}).items()}
+        sparse = {k: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf if v.modifier == models.Modifier.IDF
+                                               else None)
+                  for k, v in (sparse_vectors_config or {}).items()}
+        if not dense and not sparse:  # Edge wants some vector: a payload-only collection gets a placeholder
+            sparse = {_PLACEHOLDER: qe.EdgeSparseVectorParams()}
+        if (self.root / name).exists():
+            shutil.rmtree(self.root / name)
+        self._shards[name] = qe.EdgeShard.create(str(self.root / name), qe.EdgeConfig(
+            vectors=dense or None, sparse_vectors=sparse or None))
+        self._meta_path(name).write_text(json.dumps({
+            "vectors": {k: {"size": v.size} for k, v in (vectors_config or {}).items()},
+            "sparse_vectors": {k: {"idf": v.modifier == models.Modifier.IDF}
+                               for k, v in (sparse_vectors_config or {}).items()},
+            "metadata": metadata or {}}, indent=1))
+        return True
+
+    def get_collection(self, name: str) -> _Collection:
+        if not self.collection_exists(name):
+            raise ValueError(f"Collection {name} not found")
+        meta = json.loads(self._meta_path(name).read_text())
+        vectors = {k: models.VectorParams(size=v["size"], distance=models.Distance.COSINE)
+                   for k, v in meta["vectors"].items()}
+        sparse = {k: models.SparseVectorParams(modifier=models.Modifier.IDF if v["idf"] else None)
+                  for k, v in meta["sparse_vectors"].items()}
+        return _Collection(_Config(_Params(vectors, sparse), meta.get("metadata") or {}))
+
+    def delete_collection(self, name: str) -> bool:
+        shard = self._shards.pop(name, None)
+        if shard is not None:
+            shard.close()
+        self._meta_path(name).unlink(missing_ok=True)
+        shutil.rmtree(self.root / name, ignore_errors=True)
+        return True
+
+    def create_payload_index(self, name: str, key: str, schema=None) -> None:
+        self._shard(name).update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword))
+
+    # -- points ----------------------------------------------------------------------------------
+
+    def upsert(self, name: str, points: list[models.PointStruct], wait: bool = True) -> None:
+        shard = self._shard(name)
+        for start in range(0, len(points), _BATCH):
+            shard.update(qe.UpdateOperation.upsert_points([
+                qe.Point(str(p.id), {k: _vector(v) for k, v in (p.vector or {}).items()}, p.payload or {})
+                for p in points[start: start + _BATCH]]))
+
+    def delete(self, name: str, points_selector, wait: bool = True) -> None:
+        shard = self._shard(name)
+        if isinstance(points_selector, models.PointIdsList):
+            ids = [str(i) for i in points_selector.points]
+            for start in range(0, len(ids), _BATCH):
+                shard.update(qe.UpdateOperation.delete_points(ids[start: start + _BATCH]))
+        elif isinstance(points_selector, models.FilterSelector):
+            shard.update(qe.UpdateOperation.delete_points_by_filter(edge_filter(points_selector.filter)))
+        else:
+            raise NotImplementedError(f"points selector {type(points_selector).__name__}")
+
+    def retrieve(self, name: str, ids, with_payload=True, with_vectors=False) -> list[_Point]:
+        records = self._shard(name).retrieve([str(i) for i in ids], with_payload=with_payload,
+                                             with_vector=_with_vector(with_vectors))
+        return [_Point(str(r.id), r.payload, _vectors_of(r) if with_vectors else None) for r in records]
+
+    def scroll(self, name: str, limit: int = 10, offset=None, with_payload=True, with_vectors=False,
+               scroll_filter: models.Filter | None = None) -> tuple[list[_Point], str | None]:
+        records, following = self._shard(name).scroll(qe.ScrollRequest(
+            offset=str(offset) if offset is not None else None, limit=limit, filter=edge_filter(scroll_filter),
+            with_payload=with_payload, with_vector=_with_vector(with_vectors)))
+        points = [_Point(str(r.id), r.payload, _vectors_of(r) if with_vectors else None) for r in records]
+        return points, (str(following) if following is not None else None)
+
+    def count(self, name: str, count_filter: models.Filter | None = None, exact: bool = True) -> _Count:
+        return _Count(self._shard(name).count(qe.CountRequest(exact=True, filter=edge_filter(count_filter))))
+
+    def query_points(self, name: str, query=None, using: str | None = None, prefetch=None, limit: int = 10,
+                     query_filter: models.Filter | None = None, with_payload=True,
+                     with_vectors=False) -> _Response:
+        prefetches = [qe.Prefetch(limit=p.limit, query=_query(p.query, p.using), filter=edge_filter(p.filter))
+                      for p in (prefetch or [])] or None
+        found = self._shard(name).query(qe.QueryRequest(
+            limit=limit, query=_query(query, using), prefetches=prefetches, filter=edge_filter(query_filter),
+            with_payload=with_payload, with_vector=_with_vector(with_vectors)))
+        return _Response([_Point(str(p.id), p.payload, _vectors_of(p) if with_vectors else None, p.score)
+                          for p in found])
+
+    # -- lifetime --------------------------------------------------------------------------------
+
+    def optimize(self, name: str) -> bool:
+        """Build the collection's indexes now (HNSW, payload) instead of on the first searches."""
+        return self._shard(name).optimize()
+
+    def close(self) -> None:
+        for shard in self._shards.values():
+            shard.flush()
+            shard.close()
+        self._shards.clear()
+        if not self._lock.closed:
+            fcntl.flock(self._lock, fcntl.LOCK_UN)
+            self._lock.close()
