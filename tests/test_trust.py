@@ -9,6 +9,7 @@ import hashlib
 import http.server
 import json
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -19,6 +20,7 @@ import pytest
 from test_cli_errors import EXAMPLE_DIR, FILES, raystorm
 
 SECRET = "OPENAI_API_KEY=sk-trust-test-4b1d"
+HOSTILE = "<script>alert(1)</script> Flood Rider [x](javascript:alert(2))"
 
 
 def one_clean_line(done: subprocess.CompletedProcess, code: int, words: str) -> None:
@@ -44,9 +46,9 @@ def site(tmp_path_factory):
     os.symlink(root / "outside" / "folder", corpus / "linked")
     os.symlink(corpus / FILES[0], corpus / "alias.md")  # inside, pointing inside: fine
     (corpus / "long.txt").write_text(("flood coverage waiting period words " * 30_000).strip() + "\n")
-    (corpus / "title.md").write_text("---\ntitle: <script>alert(1)</script> Flood [x](javascript:alert(2))\n"
-                                     "url: javascript:alert(3)\n---\n\nThe flood rider covers basement "
-                                     "flooding after a thirty day waiting period.\n")
+    form = corpus / "flood-rider-form-fr-12.md"  # cited by the flood rider report: its title turns hostile
+    form.write_text(form.read_text().replace("title: Flood Rider (Form FR-12)\nurl: https://docs.harborline."
+                                             "example/forms/fr-12", f"title: {HOSTILE}\nurl: javascript:alert(3)"))
     done = raystorm(root, "ingest", "C", "-c", "t", "-q")
     assert done.returncode == 0, done.stderr
     return root, done
@@ -131,12 +133,11 @@ def test_a_damaged_stage_file_is_made_again_on_the_rerun(site, run_dir):
     assert json.loads((run_dir / "conversation_log.json").read_text())
 
 
-def test_metadata_goes_into_report_md_as_text(site, run_dir):
-    report = (run_dir / "report.md").read_text()
-    refs = report.split("## References")[1]
-    assert "<script>" not in report and "](javascript:" not in report
-    if "alert" in refs:  # the title document was cited: its title is escaped text
-        assert "&lt;script&gt;" in refs
+def test_metadata_goes_into_report_md_as_text(run_dir):
+    refs = (run_dir / "report.md").read_text().split("## References")[1]
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; Flood Rider \\[x\\](javascript:alert(2))" in refs  # as text
+    assert "<script>" not in refs and not re.search(r"(?<!\\)\]\(javascript:", refs)  # no live link
+    assert "<javascript" not in refs and "](javascript:alert(3)" not in refs
 
 
 def test_claims_outside_the_corpus_are_never_opened(site, run_dir, tmp_path):
