@@ -18,10 +18,13 @@ import httpx
 from agents.retry import RetryPolicy  # noqa: F401  (the one schedule; re-exported for the LM settings)
 
 FailureKind = Literal["rate_limited", "server_error", "timeout", "connection", "rejected", "format_refused",
-                      "bad_reply"]
+                      "bad_reply", "context_exceeded"]
 
 # Words a server's error uses when it is the response_format it cannot handle
 # (llama.cpp: 500 "response_format type must be one of "text" or "json_object"").
+# how servers say a prompt does not fit the model (OpenAI, vLLM, llama.cpp, Ollama, LM Studio)
+_CONTEXT_WORDS = ("context length", "context window", "context size", "maximum context", "n_ctx",
+                  "too many tokens", "exceeds the available context", "prompt is too long", "input is too long")
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "grammar", "guided", "structured",
                  "tool", "function")  # the last two: a server refusing native function calling
 
@@ -79,6 +82,9 @@ def _from_status(status: int, headers: httpx.Headers | dict, text: str, structur
     brief = " ".join(text.split())[:200]
     if structured and status in (400, 422, 500, 501) and any(w in text.lower() for w in _FORMAT_WORDS):
         return Failure("format_refused", f"HTTP {status} refusing the response format: {brief}", status)
+    if status in (400, 413, 422) and any(w in text.lower() for w in _CONTEXT_WORDS):
+        return Failure("context_exceeded", f"HTTP {status}, the prompt does not fit the model's context: {brief}",
+                       status)
     if status == 429:
         return Failure("rate_limited", f"HTTP 429 rate limited: {brief}", status, retry_after)
     if status >= 500 or status == 408:

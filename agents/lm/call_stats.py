@@ -24,3 +24,10 @@ class CallStats:
 class FormatRefused(Exception):
     def __init__(self, failure: Failure):
         self.failure = failure
+
+
+class PromptTooLong(Exception):
+    """The server says the prompt does not fit the model's context: the step falls back, as for bad output."""
+
+    def __init__(self, failure: Failure):
+        self.failure = failure

@@ -24,7 +24,7 @@ from typing import Any, cast
 from autogen_core.models import AssistantMessage, ChatCompletionClient, LLMMessage, SystemMessage, UserMessage
 
 from agents.lm.backoff import Failure, RetryPolicy, classify, malformed_reply, rejection_hint
-from agents.lm.call_stats import CallStats, FormatRefused
+from agents.lm.call_stats import CallStats, FormatRefused, PromptTooLong
 from agents.lm.cache import CachedCompletion, CompletionCache, request_key
 from agents.lm.errors import EndpointUnavailableError, ModelOutputError, RequestRejectedError
 from agents.lm.output import (
@@ -127,6 +127,16 @@ class ChatModel:
     async def run(self, step: type[Step[I, O]], inp: I) -> O:
         if not isinstance(inp, step.Input):
             raise TypeError(f"step {step.name} takes {step.Input.__name__}, got {type(inp).__name__}")
+        try:
+            return await self._run(step, inp)
+        except PromptTooLong as too_long:  # a smaller model's window: the step's extractive output instead
+            reason = too_long.failure.reason
+            output = await self._fall_back(step, inp, ModelOutputError(step.name, step.role, self.name, reason, ""))
+            now = datetime.now(timezone.utc)
+            self._record(step, CallStats(attempts=1, fallback_reason=reason), now, time.monotonic(), error=None)
+            return output
+
+    async def _run(self, step: type[Step[I, O]], inp: I) -> O:
         if issubclass(step, ToolStep) and self.tool_calls:
             output = await run_tool_step(self, step, inp)
             if output is not None:
@@ -157,6 +167,8 @@ class ChatModel:
                     error = ModelOutputError(step.name, step.role, self.name, second.problem, replies[1].text)
                     output = await self._fall_back(step, inp, error)
                     stats.fallback_reason = second.problem
+        except PromptTooLong:
+            raise  # recorded by `run`, with its fallback
         except Exception as exc:
             self._record(step, stats, started_at, started, error=str(exc) or type(exc).__name__)
             raise
@@ -252,6 +264,8 @@ class ChatModel:
                     raise
                 if failure.kind == "format_refused":
                     raise FormatRefused(failure) from exc
+                if failure.kind == "context_exceeded":
+                    raise PromptTooLong(failure) from exc
                 if not failure.retryable:
                     raise RequestRejectedError(endpoint=self.endpoint, model=self.name, reason=failure.reason,
                                                hint=rejection_hint(failure.status)) from exc

@@ -17,23 +17,40 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Mapping
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from autogen_core.models import AssistantMessage, FunctionExecutionResultMessage, LLMMessage, UserMessage
 from autogen_core.tools import ToolSchema
 from pydantic import BaseModel, ValidationError
 
-from agents.lm.cache import CachedCompletion, request_key
-from agents.lm.call_stats import CallStats, FormatRefused
+from agents.lm.cache import CachedCompletion, CompletionCache, request_key
+from agents.lm.call_stats import CallStats, FormatRefused, PromptTooLong
 from agents.lm.errors import ModelOutputError
-from agents.lm.steps import ToolStep
-
-if TYPE_CHECKING:  # pragma: no cover
-    from agents.lm.chat import ChatModel
+from agents.lm.steps import Step, ToolStep
 
 _log = logging.getLogger("agents.lm.chat")  # one logger for the chat model's warnings, whichever path
 NO_CALL = "the reply called no tool; a tool's result only ever comes from running the tool"
+
+
+class ToolCallingModel(Protocol):
+    """What the function-calling path uses of a chat model (`agents.lm.chat.ChatModel` is one)."""
+
+    name: str
+    endpoint: str
+    cache: CompletionCache | None
+    tool_calls: bool  # set False here when the server refuses `tools`
+
+    def args_for(self, role: str) -> dict[str, Any]: ...
+
+    async def _send(self, messages: list[LLMMessage], fmt: dict | None, stats: CallStats,
+                    tools: list | None = None, create_args: Mapping[str, Any] | None = None) -> Any: ...
+
+    async def _fall_back(self, step: type[Step], inp: Any, error: ModelOutputError) -> Any: ...
+
+    def _record(self, step: type[Step], stats: CallStats, started_at: datetime, started: float,
+                error: str | None) -> None: ...
 
 
 class _Call(BaseModel):
@@ -63,7 +80,7 @@ def _message_json(m: LLMMessage) -> dict:
     return m.model_dump(mode="json", exclude={"source"})
 
 
-async def run_tool_step(model: "ChatModel", step: type[ToolStep], inp: BaseModel) -> BaseModel | None:
+async def run_tool_step(model: ToolCallingModel, step: type[ToolStep], inp: BaseModel) -> BaseModel | None:
     """`step`'s output from a native function call, or None when the server refuses tools
     (then `model.tool_calls` is off and the caller runs the step as JSON)."""
     started_at, started = datetime.now(timezone.utc), time.monotonic()
@@ -97,6 +114,8 @@ async def run_tool_step(model: "ChatModel", step: type[ToolStep], inp: BaseModel
         error = ModelOutputError(step.name, step.role, model.name, problem, reply.text)
         output = await model._fall_back(step, inp, error)
         stats.fallback_reason = problem
+    except PromptTooLong:
+        raise  # recorded by `ChatModel.run`, with its fallback
     except Exception as exc:
         model._record(step, stats, started_at, started, error=str(exc) or type(exc).__name__)
         raise
@@ -120,7 +139,7 @@ def _read(step: type[ToolStep], inp: BaseModel, offered: dict, reply: _ToolReply
     return None, problem
 
 
-async def _complete(model: "ChatModel", messages: list[LLMMessage], schemas: list[ToolSchema],
+async def _complete(model: ToolCallingModel, messages: list[LLMMessage], schemas: list[ToolSchema],
                     stats, create_args: dict) -> _ToolReply:
     """One function-calling completion, replayed from the cache when the same request was made."""
     request = {"model": model.name, "messages": [_message_json(m) for m in messages],

@@ -189,6 +189,18 @@ def test_bad_key_is_rejected_without_retrying(fake_openai, step, question, sleep
     assert len(server.requests) == 1 and sleeps.waits == []
 
 
+def test_a_prompt_longer_than_the_context_falls_back_to_the_extractive_step(fake_openai, step, question, sleeps):
+    server = fake_openai()
+    server.script = [httpx.Response(400, json={"error": {"message": "the request exceeds the available context "
+                                                                   "size, try increasing it", "code": 400}})]
+    ledger = UsageLedger()
+    model = openai_model(server, sleeps=sleeps, ledger=ledger)
+    out = run(model, step, question)
+    assert out.answer and len(server.requests) == 1 and sleeps.waits == []  # no retry, no error
+    (record,) = ledger.records
+    assert record.fallback == "extractive" and "does not fit the model's context" in record.fallback_reason
+
+
 def test_cache_replays_identical_requests_without_http(fake_openai, step, question, tmp_path):
     server = fake_openai()
     server.script = [server.completion(GOOD)]
