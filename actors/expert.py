@@ -26,7 +26,7 @@ from actors.models import ActorModels, ModelRecipe
 from actors.pool import ActorOptions, ActorPool
 from actors.retriever import PoolRetriever
 from actors.table import RemoteTable
-from agents.runtime import A, StageContext, StageFn, T
+from agents.stage import A, StageContext, StageFn, T
 from agents.storm.expert import ExpertAgent
 from retrieval.embeddings import embed_threads
 

@@ -23,7 +23,7 @@ from agents.multihop.chain import ChainSettings
 from agents.multihop.trace import AgentAnswer
 from agents.report.records import ReactSection
 from agents.report.stage import ReactArgs, react_section
-from agents.runtime import StageContext
+from agents.stage import StageContext
 from retrieval.embeddings import embed_threads
 
 REPORT_AGENT_OPTIONS = ActorOptions(max_restarts=3, max_task_retries=3)

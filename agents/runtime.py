@@ -3,11 +3,8 @@
 A report's flow (`agents.storm.flow.run_topic`) is written once against a
 runtime. A runtime does four things:
 
-- `stage(fn, args)`: run a stage function. A stage function is a module-level
-  `async def fn(args: SomeArgs, ctx: StageContext) -> Output`: its arguments are
-  one pydantic model (a renamed field fails validation in one process, not only
-  on a cluster) and `StageContext` carries what the runtime supplies — the
-  models, the retriever and, when named, the run's information table.
+- `stage(fn, args)`: run a stage function (`agents.stage`: one pydantic arguments
+  model and the `StageContext` the runtime supplies).
 - `converse(topic, persona, spec)`: one writer↔expert conversation.
 - `table(name)`: the information table a topic's run fills and reads.
 - `usage(topic)`: the model calls made for that topic.
@@ -19,33 +16,23 @@ runtime. A runtime does four things:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
 from agents.lm.steps import LanguageModel
 from agents.lm.usage import UsageLedger
+from agents.stage import A, StageArgs, StageContext, StageFn, T, TableStore
 from agents.storm.records import Conversation, Persona
 from retrieval.query import Retriever
-from retrieval.snippets import InfoEntry, Snippet
 
-if TYPE_CHECKING:  # the report agent builds on this module
+if TYPE_CHECKING:
     from agents.report.records import ReactSection
     from agents.report.stage import ReactArgs
-    from agents.report.tools import AskMany
 
-A = TypeVar("A", bound="StageArgs")
-T = TypeVar("T")
-
-
-class StageArgs(BaseModel):
-    """The arguments of one stage call: a value that crosses to an actor as it is. Unknown fields are refused."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    topic: str
+__all__ = ["ConversationSpec", "LocalRuntime", "Runtime", "StageArgs", "StageContext", "StageFn", "TableFactory",
+           "TableStore"]
 
 
 class ConversationSpec(BaseModel):
@@ -54,36 +41,6 @@ class ConversationSpec(BaseModel):
     turns: int = Field(ge=1, description="questions the writer asks")
     search_k: int = Field(ge=1, description="passages per expert search query")
     exclude_urls: list[str] = Field(default_factory=list)
-
-
-class TableStore(Protocol):
-    """A run's information table as the flow and the stages use it (local, or an actor proxy)."""
-
-    async def add(self, snippets: Sequence[Snippet]) -> int: ...
-
-    async def search(self, queries: Sequence[str], k: int) -> list[Snippet]: ...
-
-    async def url_to_info(self) -> dict[str, InfoEntry]: ...
-
-    async def drop(self) -> None: ...
-
-
-@dataclass(frozen=True)
-class StageContext:
-    """What a stage function gets from the runtime besides its arguments."""
-
-    models: LanguageModel
-    retriever: Retriever
-    table: TableStore | None = None
-    ask_many: AskMany | None = None  # Chain-of-RAG on many questions elsewhere (Hopper actors); None: here
-
-    def need_table(self, stage: str) -> TableStore:
-        if self.table is None:
-            raise ValueError(f"stage {stage} reads the information table, but the runtime was given no table")
-        return self.table
-
-
-StageFn = Callable[[A, StageContext], Awaitable[T]]
 
 
 class Runtime(Protocol):

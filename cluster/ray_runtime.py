@@ -26,7 +26,8 @@ from agents.lm.usage import UsageLedger
 from agents.report.records import ReactSection
 from agents.report.stage import ReactArgs
 from agents.retry import ACTOR_RESTART
-from agents.runtime import A, ConversationSpec, StageFn, T
+from agents.runtime import ConversationSpec
+from agents.stage import A, StageFn, T
 from agents.storm.artifacts import topic_slug
 from agents.storm.conversation import converse, writer_name
 from agents.storm.expert import ExpertAgent

@@ -313,6 +313,18 @@ class Session:
         return out
 
 
+def session_of(args, wikis: list[Path] | None = None) -> Session:
+    """The session a long-lived face (`raystorm web`, `raystorm mcp`) describes on its command line (`args`):
+    its store, collection, runs folder (`--runs`, else DATA_DIR/runs; made) and wiki folders."""
+    from cluster.commands.common import store_settings
+    from retrieval.config import data_home
+
+    settings = store_settings(args)
+    runs = Path(args.runs).expanduser() if args.runs else data_home(settings.data_dir) / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    return Session(settings, args.collection, runs, list(wikis or []), args)
+
+
 def _topic_of(folder: Path) -> str:
     """A run's topic as its run_config.json says, else its folder's name."""
     from cluster.commands.interview import RunTopic

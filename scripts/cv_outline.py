@@ -75,7 +75,7 @@ async def _research(topic: str, corpus: Path, collection: str, exclude: list[str
     survey only."""
     from agents.lm.extractive import ExtractiveModel
     from agents.lm.nlp import TextToolkit
-    from agents.runtime import StageContext
+    from agents.stage import StageContext
     from agents.storm.conversation import run_conversation
     from agents.storm.options import SURVEY_PASSAGES
     from agents.storm.persona import find_personas

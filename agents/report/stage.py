@@ -15,7 +15,7 @@ from agents.report.memory import PersonaMemory
 from agents.report.records import ReactSection
 from agents.report.steps import PlanInput, PlanOutput, PlanSections
 from agents.report.tools import ToolContext
-from agents.runtime import StageArgs, StageContext
+from agents.stage import StageArgs, StageContext
 from agents.storm.records import Outline
 from agents.storm.steps_article import SectionDigest
 from agents.storm.steps_outline import QuestionAnswer

@@ -33,7 +33,8 @@ from pydantic import BaseModel, Field
 
 from agents.lm.settings import LLMSettings
 from agents.lm.usage import CURRENT_TOPIC, UsageLedger
-from agents.runtime import ConversationSpec, Runtime, StageArgs
+from agents.runtime import ConversationSpec, Runtime
+from agents.stage import StageArgs
 from agents.storm.article import assemble, cited_indices
 from agents.storm.artifacts import RunFiles, nothing_found_markdown, report_markdown, topic_slug
 from agents.storm.options import ReportOptions, ReportSummary  # noqa: F401  (re-exported)

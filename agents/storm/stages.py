@@ -12,7 +12,7 @@ import asyncio
 
 from pydantic import BaseModel, Field
 
-from agents.runtime import StageArgs, StageContext
+from agents.stage import StageArgs, StageContext
 from agents.storm.article import SectionDraft, polish, write_lead, write_section
 from agents.storm.outline import draft_outline, refine_outline
 from agents.storm.outline_params import OutlineParams

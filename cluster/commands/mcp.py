@@ -6,7 +6,7 @@ import argparse
 import os
 from pathlib import Path
 
-from cluster.commands.common import add_store_arguments, collection_name, info, run_async, store_settings
+from cluster.commands.common import add_store_arguments, collection_name, info, run_async
 
 TOKEN_ENV = "RAYSTORM_MCP_TOKEN"
 
@@ -42,13 +42,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from cluster.mcp_server import build_server
-    from cluster.session import Session
-    from retrieval.config import data_home
+    from cluster.session import session_of
     from retrieval.errors import UsageError
 
-    settings = store_settings(args)
-    runs = Path(args.runs).expanduser() if args.runs else data_home(settings.data_dir) / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
     for folder in args.wiki:
         if not Path(folder).is_dir():
             raise UsageError(f"--wiki {folder}: no such folder (build one with `raystorm wiki build`)")
@@ -56,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     loopback = args.host in ("127.0.0.1", "localhost", "::1")
     if args.transport == "http" and not loopback and not token:
         raise UsageError(f"--host {args.host} serves beyond this machine: give a token (--token or ${TOKEN_ENV})")
-    session = Session(settings, args.collection, runs, [Path(w) for w in args.wiki], args)
+    session = session_of(args, [Path(w) for w in args.wiki])
     server = build_server(session, args.host, args.port)
     return run_async(_serve(session, server, args, token))
 

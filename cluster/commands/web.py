@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from pathlib import Path
 
-from cluster.commands.common import add_store_arguments, collection_name, info, store_settings
+from cluster.commands.common import add_store_arguments, collection_name, info
 
 TOKEN_ENV = "RAYSTORM_WEB_TOKEN"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -39,17 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def session_of(args: argparse.Namespace):
-    from cluster.session import Session
-    from retrieval.config import data_home
-
-    settings = store_settings(args)
-    runs = Path(args.runs).expanduser() if args.runs else data_home(settings.data_dir) / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
-    return Session(settings, args.collection, runs, [], args)
-
-
 def run(args: argparse.Namespace) -> int:
+    from cluster.session import session_of
     from retrieval.errors import UsageError
 
     token = args.token or os.environ.get(TOKEN_ENV) or None

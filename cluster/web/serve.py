@@ -30,7 +30,7 @@ class WebApp:
     def __init__(self, options: dict, token: str | None):
         from argparse import Namespace
 
-        from cluster.commands.web import session_of
+        from cluster.session import session_of
         from cluster.web import serve as here  # this class travels by value: the module's own state
 
         here._state.update(session=session_of(Namespace(**options)).open(), token=token)

@@ -10,36 +10,12 @@ re-read and hashed long after ingest.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, NamedTuple
+from typing import Callable, Iterable
 
 from retrieval.documents import Part, Segment
+from retrieval.readers.lines import Extracted, PageProgress, PartLines, Unreadable, clean_line
 
-
-class Unreadable(Exception):
-    """A file that cannot be read, with one line saying why (shown as the reason it was skipped)."""
-
-
-class PartLines(NamedTuple):
-    """One page, slide or sheet (or a whole Word file) as lines, 1-based in `lines`."""
-
-    part: Part | None
-    lines: list[str]
-    headings: dict[int, int] = {}  # line number -> heading level (1 = top)
-    implied: list[tuple[int, str]] = []  # (level, heading) that hold from the part's start, on no line
-
-
-class Extracted(NamedTuple):
-    title: str | None
-    parts: Iterator[PartLines]  # produced one part at a time: a long PDF is never held whole
-    count: int | None = None  # how many parts, when known before reading them (a PDF's pages)
-
-
-PageProgress = Callable[[Path, int, "int | None"], None]  # (file, parts read so far, parts in all)
-
-
-def clean_line(text: str) -> str:
-    """One extracted line with control characters dropped and trailing blanks trimmed."""
-    return "".join(ch for ch in text if ch == "\t" or ch >= " ").replace("\ufffe", "").rstrip()
+__all__ = ["Extracted", "PageProgress", "PartLines", "SUFFIXES", "Unreadable", "clean_line", "segments_of"]
 
 
 def segments_of(parts: Iterable[PartLines], on_part: Callable[[PartLines], None] | None = None

@@ -13,8 +13,9 @@ from typing import Iterator
 
 import pypdfium2 as pdfium
 
+import retrieval.readers.ocr as ocr
 from retrieval.documents import Part
-from retrieval.readers import Extracted, PartLines, Unreadable, clean_line, ocr
+from retrieval.readers.lines import Extracted, PartLines, Unreadable, clean_line
 from retrieval.readers.pdf_headings import PageHeadings
 
 NO_TEXT = "no text layer; scanned? OCR is not enabled"

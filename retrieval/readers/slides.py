@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Iterator
 
 from retrieval.documents import Part
-from retrieval.readers import Extracted, PartLines, clean_line
+from retrieval.readers.lines import Extracted, PartLines, clean_line
 from retrieval.readers.word import office_unreadable, row_lines
 
 NOTES = "Speaker notes"

@@ -10,7 +10,7 @@ import zipfile
 from pathlib import Path
 
 from retrieval.documents import Part
-from retrieval.readers import Extracted, PartLines, Unreadable, clean_line
+from retrieval.readers.lines import Extracted, PartLines, Unreadable, clean_line
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0"  # a compound file: an encrypted OOXML file, or a pre-2007 one
 
