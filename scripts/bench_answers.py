@@ -161,7 +161,7 @@ def figures(records: list[dict], thresholds: dict[int, float]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("--data", default=str(DEFAULT_DATA), help="folder holding musique/ and hotpotqa/")
     p.add_argument("--sets", nargs="+", default=["musique", "hotpotqa", "regulatory"],
                    help="musique, hotpotqa (from --data), regulatory, or a folder with docs/*.md and questions.json")

@@ -51,7 +51,7 @@ SKIP = {"llm_call_history.jsonl", "run_config.json"}
 
 
 def parse_args() -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("--topics", type=int, default=8, help="how many of the 8 bundled topics (default 8)")
     p.add_argument("--personas", type=int, default=2, help="personas besides the basic fact writer (default 2)")
     p.add_argument("--turns", type=int, default=3, help="questions per conversation (default 3)")

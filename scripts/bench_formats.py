@@ -182,7 +182,7 @@ async def answer_all(settings, collection: str, questions: list[dict]) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", type=Path, default=ROOT / "retrieval" / "example_corpus")
     p.add_argument("--questions", type=Path, default=ROOT / "tests" / "data" / "current_questions.json")
     p.add_argument("--formats", default="md,pdf,docx")

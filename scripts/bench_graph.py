@@ -154,7 +154,7 @@ def store_figures(settings, folder: Path) -> dict:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("--products", type=int, default=18, help="synthetic products (8 documents each)")
     p.add_argument("--no-answers", action="store_true", help="skip the accuracy runs (they ingest and embed)")
     p.add_argument("--limit", type=int, default=None, help="at most this many questions per set")

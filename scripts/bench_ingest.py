@@ -124,7 +124,7 @@ def _in_child(target, *args) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=500, help="pages of the generated PDF (default 500)")
     parser.add_argument("--slides", type=Path, default=SLIDES, help="a real PDF (default: the STORM slides)")
     parser.add_argument("--pipeline", action="store_true",

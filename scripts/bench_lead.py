@@ -235,7 +235,8 @@ def score(args) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("step", choices=["capture", "score"])
     parser.add_argument("--work", type=Path, required=True, help="a bench_report.py --work folder")
     parser.add_argument("--data", type=Path, default=SHARED / "data" / "freshwiki")

@@ -41,7 +41,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("--base-url", help="a running OpenAI-compatible server (default: start llama.cpp's)")
     p.add_argument("--model", default=None, help="the model name it serves (default: what it reports)")
     p.add_argument("--data", default=str(DEFAULT_DATA), help="folder holding the multi-hop sets")

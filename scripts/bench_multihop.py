@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     own = argv[: argv.index("--")] if "--" in argv else argv
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("--data", default=str(DEFAULT_DATA), help="folder holding the sets")
     p.add_argument("--sets", nargs="+", default=["musique", "hotpotqa"])
     p.add_argument("--strategies", nargs="+", default=["naive", "chain", "deep"],

@@ -102,7 +102,8 @@ def bench_one(article: Path, work: Path, tools: Path, extra: list[str], writer: 
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=SHARED / "data" / "freshwiki")
     parser.add_argument("--tools", type=Path, default=SHARED / "tools")
     parser.add_argument("--work", type=Path, help="keep corpora, store and runs here (default: a temp dir)")

@@ -93,7 +93,8 @@ def print_table(results: list[dict], default_mode: str) -> None:  # default_mode
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
                         help=f"folder holding the set folders (default: {DEFAULT_DATA})")
     parser.add_argument("--sets", nargs="+", default=["musique", "hotpotqa"],

@@ -57,7 +57,7 @@ ASPECTS = ["", "history and changes", "coverage and exclusions", "claims and pro
 
 
 def parse_args() -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("--topics", default="1,4,16", help="sizes, comma-separated (default 1,4,16)")
     p.add_argument("--personas", type=int, default=3, help="personas besides the basic fact writer (default 3)")
     p.add_argument("--turns", type=int, default=3, help="questions per conversation (default 3)")

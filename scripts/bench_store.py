@@ -136,7 +136,7 @@ def run_one(engine: str, n: int, npz: Path) -> dict:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 300_000])
     p.add_argument("--local-max", type=int, default=100_000,
                    help="largest size local mode runs at (it holds every point in Python; 300k takes hours)")

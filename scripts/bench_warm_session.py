@@ -40,7 +40,7 @@ from llm_endpoint import peak_concurrency, start_endpoint  # noqa: E402
 
 
 def parse_args() -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("--topics", type=int, default=16, help="topics per repeat (default 16)")
     p.add_argument("--repeats", type=int, default=3, help="runs of the same topics in the one session (default 3)")
     p.add_argument("--personas", type=int, default=3, help="personas besides the basic fact writer (default 3)")

@@ -64,7 +64,7 @@ async def load_check(url: str, n: int) -> dict:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("--concurrent", type=int, default=20)
     p.add_argument("--corpus", type=Path, default=ROOT / "retrieval" / "example_corpus")
     args = p.parse_args()

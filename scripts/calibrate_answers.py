@@ -118,7 +118,7 @@ def folds_of(ids: list[int], k: int) -> list[list[int]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("records", nargs="+", help="benchmark .jsonl files (one per dev set, named SET-STRATEGY.jsonl)")
     p.add_argument("--data", default=str(Path(__file__).resolve().parents[1].parent / "shared" / "data"))
     p.add_argument("--folds", type=int, default=5)

@@ -304,7 +304,8 @@ def matches(gold: list[str], headings: list[str], emb) -> list[bool]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=SHARED / "data" / "freshwiki")
     parser.add_argument("--tools", type=Path, default=SHARED / "tools")
     parser.add_argument("--work", type=Path, required=True, help="corpora, store and research cache (reused)")

@@ -78,7 +78,8 @@ def objective(table: np.ndarray, rows: list[int]) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--sets", nargs="+", default=["musique", "hotpotqa"])
     parser.add_argument("--depth", type=int, default=4, help="candidates per query: max k * depth")

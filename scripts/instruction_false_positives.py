@@ -69,7 +69,7 @@ def corpora(data: Path) -> dict[str, list[str]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     parser.add_argument("--show", type=int, default=20, help="flagged sentences listed per corpus")
     args = parser.parse_args()

@@ -346,7 +346,7 @@ def start_endpoint(*, latency: str | Latency = "fixed:0", fail_rate: float = 0.0
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("--host", default="127.0.0.1", help="bind address (0.0.0.0 to serve a cluster)")
     p.add_argument("--port", type=int, default=0, help="0: a free port (printed)")
     p.add_argument("--latency", default="fixed:0", help="fixed:MS or lognormal:median=MS,sigma=S")

@@ -236,7 +236,7 @@ def document(rng, code, name, insurer, edition, date, provisions, values, styles
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     ap.add_argument("out", help="folder to write (docs/ and questions.json)")
     ap.add_argument("--seed", type=int, default=38)
     args = ap.parse_args(argv)

@@ -88,7 +88,7 @@ async def run(corpus: Path, questions: list[dict], home: Path) -> dict:
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("--corpus", type=Path, default=ROOT / "retrieval" / "example_corpus")
     p.add_argument("--questions", type=Path, default=ROOT / "tests" / "data" / "current_questions.json",
                    help="JSON with a `questions` list of {question, current: [...], superseded: [...]}")

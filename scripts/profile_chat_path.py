@@ -74,7 +74,8 @@ def group_of(filename: str) -> str:
 
 
 def parse_args() -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0],
+                                epilog=__doc__.split("\n\n", 1)[1],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--topics", type=int, default=4, help="how many topics of bench_scale.topic_list (default 4)")
     p.add_argument("--personas", type=int, default=3, help="personas besides the basic fact writer (default 3)")

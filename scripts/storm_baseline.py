@@ -48,7 +48,7 @@ sys.path.insert(0, str(HERE))
 
 
 def parse_args() -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("--topics", default="1,4", help="sizes, comma-separated (default 1,4)")
     p.add_argument("--topics-file", help="one topic a line (default: bench_scale's topics)")
     p.add_argument("--base-url", help="an OpenAI-compatible endpoint (default: start storm_prompts.py here)")
