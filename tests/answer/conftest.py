@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "multihop"))
-
-from multihop_helpers import TwoHop, ingest_two_hop  # noqa: E402
+from tests.support.multihop_helpers import TwoHop, ingest_two_hop
 
 
 @pytest.fixture(scope="session")

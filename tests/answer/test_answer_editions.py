@@ -12,7 +12,7 @@ import pytest
 from agents.answer.editions import edition_ask, label_keys, value_question
 from agents.lm.models import ExtractiveModel
 from agents.multihop.strategies import ask
-from multihop_helpers import FakeLLM, chat_model, run
+from tests.support.multihop_helpers import FakeLLM, chat_model, run
 
 EDITIONS = Path(__file__).resolve().parents[1] / "data" / "editions"
 

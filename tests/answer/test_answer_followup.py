@@ -10,7 +10,7 @@ import pytest
 
 from agents.answer.followup import Turn, rewrite
 from agents.lm.nlp import TextToolkit
-from multihop_helpers import COLLECTION, ingest_two_hop
+from tests.support.multihop_helpers import COLLECTION, ingest_two_hop
 
 NLP = TextToolkit()
 

@@ -9,7 +9,7 @@ import pytest
 
 from agents.lm.models import ExtractiveModel
 from agents.multihop.strategies import ask
-from multihop_helpers import COLLECTION, FakeLLM, chat_model, ingest_two_hop, run
+from tests.support.multihop_helpers import COLLECTION, FakeLLM, chat_model, ingest_two_hop, run
 
 OUT_OF_CORPUS = "What is the capital of Peru?"
 
@@ -22,7 +22,7 @@ def test_a_question_the_corpus_cannot_answer_is_refused_with_a_reason(two_hop_co
 
 
 def test_every_returned_short_answer_is_in_a_passage_it_cites(two_hop_corpus):
-    from multihop_helpers import two_hop_questions
+    from tests.support.multihop_helpers import two_hop_questions
 
     for case in two_hop_questions():
         answer = run(ask(case["question"], "chain", ExtractiveModel(), two_hop_corpus.retriever,

@@ -1,4 +1,4 @@
-"""Fixtures of the multi-hop tests (helpers in multihop_helpers.py).
+"""Fixtures of the multi-hop tests (helpers in tests/support/multihop_helpers.py).
 
 - `two_hop` — tests/data/two_hop ingested (real embedders, embedded Qdrant) into a
   temp data dir as collection "twohop", searched in this process.
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from multihop_helpers import TwoHop, ingest_two_hop
+from tests.support.multihop_helpers import TwoHop, ingest_two_hop
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import json
 from agents.multihop.accounting import QuestionLedger, tokens
 from agents.multihop.router import Router
 from agents.multihop.strategies import descriptions
-from multihop_helpers import FakeLLM, chat_model
+from tests.support.multihop_helpers import FakeLLM, chat_model
 
 
 def test_concurrent_questions_keep_their_own_records():

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from multihop_helpers import COLLECTION, ingest_two_hop, two_hop_questions
+from tests.support.multihop_helpers import COLLECTION, ingest_two_hop, two_hop_questions
 
 QUESTION = two_hop_questions()[0]["question"]
 

@@ -23,7 +23,7 @@ from agents.multihop.chain_steps import (
 from agents.lm.nlp import TextToolkit
 from agents.multihop.trace import NO_INFORMATION
 from retrieval.documents import PassageText
-from multihop_helpers import FakeLLM, chat_model, run, two_hop_questions
+from tests.support.multihop_helpers import FakeLLM, chat_model, run, two_hop_questions
 
 QUESTIONS = two_hop_questions()
 

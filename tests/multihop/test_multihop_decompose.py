@@ -21,7 +21,7 @@ from agents.multihop.plan import PlanHop, step_candidates, walk_plan
 from agents.multihop.trace import NO_INFORMATION
 from agents.multihop.short_answer import answer_kinds
 from retrieval.documents import PassageText
-from multihop_helpers import run, two_hop_questions
+from tests.support.multihop_helpers import run, two_hop_questions
 
 QUESTIONS = two_hop_questions()
 KESTREL = PassageText(title="Kestrel Street Bridge",

@@ -13,7 +13,7 @@ from agents.lm.nlp import TextToolkit
 from agents.multihop.deep import DeepSearch, DeepSettings
 from agents.multihop.deep_steps import MAX_SUB_QUERIES, SubQueries, SubQueriesInput
 from agents.multihop.naive import NaiveRAG
-from multihop_helpers import FakeLLM, chat_model, run, two_hop_questions
+from tests.support.multihop_helpers import FakeLLM, chat_model, run, two_hop_questions
 
 QUESTIONS = two_hop_questions()
 

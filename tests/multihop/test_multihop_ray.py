@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from multihop_helpers import TWO_HOP, two_hop_questions
+from tests.support.multihop_helpers import TWO_HOP, two_hop_questions
 
 QUESTIONS = two_hop_questions()
 
@@ -18,7 +18,7 @@ QUESTIONS = two_hop_questions()
 def pools(ray_session, ray_two_hop):
     from actors.corpus import CorpusPool
     from actors.hopper import HopperPool, HopperRecipe
-    from multihop_helpers import COLLECTION
+    from tests.support.multihop_helpers import COLLECTION
 
     corpus = CorpusPool(ray_two_hop, COLLECTION)
     corpus.wait_ready()

@@ -9,7 +9,7 @@ import pytest
 from agents.lm.extractive import ExtractiveModel
 from agents.multihop.router import Router
 from agents.multihop.strategies import ask, descriptions
-from multihop_helpers import FakeLLM, chat_model, run
+from tests.support.multihop_helpers import FakeLLM, chat_model, run
 
 
 @pytest.mark.parametrize("question, strategy", [

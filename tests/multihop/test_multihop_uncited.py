@@ -7,7 +7,7 @@ import json
 
 from agents.lm.grounding import cited_numbers
 from agents.multihop.naive import NaiveRAG
-from multihop_helpers import FakeLLM, chat_model, run, two_hop_questions
+from tests.support.multihop_helpers import FakeLLM, chat_model, run, two_hop_questions
 
 QUESTION = two_hop_questions()[0]["question"]
 
