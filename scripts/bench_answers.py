@@ -1,8 +1,8 @@
 """Answers per kind of corpus: answered share, accuracy of the answered, accuracy over all, calibration, held out.
 
-    python scripts/bench_answers.py                       # musique, hotpotqa (../shared/data), tests/data/regulatory
-    python scripts/bench_answers.py --sets regulatory --limit 20
-    PYTHONPATH=/tmp/before python scripts/bench_answers.py --out-dir bench-answers-before   # another checkout's code
+    python -m scripts.bench_answers                       # musique, hotpotqa (../shared/data), tests/data/regulatory
+    python -m scripts.bench_answers --sets regulatory --limit 20
+    PYTHONPATH=/tmp/before python -m scripts.bench_answers --out-dir bench-answers-before   # another checkout's code
 
 Each set is ingested in this process (a multi-hop set from its corpus.json; the regulatory set from its
 Markdown files, so the evidence graph orders its editions) and every question is asked with the chain
@@ -11,7 +11,7 @@ delete the file to measure again). Then the abstention threshold is chosen by cr
 together (folds: the regulatory set's own, by form family; the multi-hop sets' questions interleaved): each
 held-out fold is answered at the threshold that maximised the other folds' utility (a right answer +1, a wrong
 one -1, an abstention 0). Each line also holds the evidence the answer layer read (but for a change, which
-is two answers), so `scripts/calibrate_answers.py OUT_DIR/*.jsonl` refits the weights on all sets. Right: F1 >= 0.5 on the multi-hop sets; on the regulatory set, the answer states the
+is two answers), so `scripts/calibrate/calibrate_answers.py OUT_DIR/*.jsonl` refits the weights on all sets. Right: F1 >= 0.5 on the multi-hop sets; on the regulatory set, the answer states the
 gold value, normalised ("$300" = "three hundred dollars"), and for a change both values, old then new.
 The scoring reads this checkout's agents/answer/values.py whatever code answers.
 """
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 REGULATORY = ROOT / "tests" / "data" / "regulatory"
 FOLDS = 5
-THRESHOLDS = [round(0.05 * i, 2) for i in range(0, 20)]  # scripts/calibrate_answers.py's grid (not imported:
+THRESHOLDS = [round(0.05 * i, 2) for i in range(0, 20)]  # scripts/calibrate/calibrate_answers.py's grid (not imported:
 # it needs this checkout's agents, and the answering code may be another checkout's)
 
 
@@ -100,7 +100,7 @@ async def answer_all(settings, collection: str, questions: list[dict], out: Path
                   "golds": q["answers"], "verified": not a.abstained, "confidence": a.confidence or 0.0,
                   "right": right, "f1": f1_score(said, q["answers"]) if said else 0.0,
                   "reason": a.abstain_reason or ""}
-        if q["kind"] != "change":  # what the answer layer read, for scripts/calibrate_answers.py
+        if q["kind"] != "change":  # what the answer layer read, for scripts/calibrate/calibrate_answers.py
             # as the layer read it: the strategy's own span, not the short answer the layer put in its place
             before = a.model_copy(update={"short_answer": a.strategy_span})
             record["evidence"] = evidence_of(before)[0].model_dump(mode="json")
@@ -198,5 +198,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     sys.exit(main())

@@ -21,9 +21,9 @@ its call history), never assumed:
 and the bound is the longest topic's chain (topics are independent). Both runs
 must write identical artifacts; the script checks that too. Last line: JSON.
 
-    python scripts/bench_cluster.py                          # 100 ms per call
-    python scripts/bench_cluster.py --inject-latency-ms 500 --experts 8 --writers 8
-    python scripts/bench_cluster.py --address auto           # on a running cluster
+    python -m scripts.bench_cluster                          # 100 ms per call
+    python -m scripts.bench_cluster --inject-latency-ms 500 --experts 8 --writers 8
+    python -m scripts.bench_cluster --address auto           # on a running cluster
 """
 
 from __future__ import annotations

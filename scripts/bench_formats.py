@@ -9,9 +9,9 @@ ingested into its own store and asked tests/data/current_questions.json by the c
 replaced value stated as in force) per format, and how many citations of the PDF and Word runs
 resolve (the cited page extracted again holds the cited lines' text).
 
-    python scripts/bench_formats.py                     # md, pdf, docx
-    python scripts/bench_formats.py --formats md,pdf --limit 8
-    python scripts/bench_formats.py --formats md,pdf-plain      # a PDF with no outline
+    python -m scripts.bench_formats                     # md, pdf, docx
+    python -m scripts.bench_formats --formats md,pdf --limit 8
+    python -m scripts.bench_formats --formats md,pdf-plain      # a PDF with no outline
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Evidence graph and wiki figures: build time, edges per type, wiki check time, and "what is current"
 accuracy with the graph against the same pipeline ignoring it.
 
-    python scripts/bench_graph.py                    # everything (ingests two corpora: a few minutes)
-    python scripts/bench_graph.py --no-answers       # graph and wiki figures only (seconds)
+    python -m scripts.bench_graph                    # everything (ingests two corpora: a few minutes)
+    python -m scripts.bench_graph --no-answers       # graph and wiki figures only (seconds)
 
 1. Graph build (extraction + resolution, no store) on the bundled corpus and on a synthetic corpus about
    10x its size (scripts/graph_synthetic.py: 18 products x 8 documents = 144), with edge counts per type and, on the synthetic corpus,
@@ -29,10 +29,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
+from scripts.graph_synthetic import write_corpus
 
-from graph_synthetic import write_corpus
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def load() -> str:

@@ -13,9 +13,9 @@ It then embeds the same passages' texts with the dense model alone, batch for ba
 does, and prints one JSON line {"passages", "ingest_per_s", "embed_per_s", "ratio"} over both files
 (ratio = ingest_per_s / embed_per_s: how close ingest comes to the embedding model's own throughput).
 
-    python scripts/bench_ingest.py                 # slides + a generated 500-page PDF
-    python scripts/bench_ingest.py --pages 1000    # the long-file case
-    python scripts/bench_ingest.py --pipeline      # ingest as the Ray Data pipeline (`ingest --distributed`)
+    python -m scripts.bench_ingest                 # slides + a generated 500-page PDF
+    python -m scripts.bench_ingest --pages 1000    # the long-file case
+    python -m scripts.bench_ingest --pipeline      # ingest as the Ray Data pipeline (`ingest --distributed`)
 
 With --pipeline the ingest runs on a local Ray sized for this machine (embedding actors, one CPU
 each, started inside the clock: what the pipeline costs is part of it), and the JSON line adds

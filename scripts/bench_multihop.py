@@ -1,8 +1,8 @@
 """Run `raystorm bench multihop` for each strategy on each set and print one table.
 
-    python scripts/bench_multihop.py                                  # naive, chain, deep on musique, hotpotqa
-    python scripts/bench_multihop.py --sets musique --strategies chain --limit 10
-    python scripts/bench_multihop.py -- --llm openai:gpt-4o-mini      # the LLM strategies (args after --)
+    python -m scripts.bench_multihop                                  # naive, chain, deep on musique, hotpotqa
+    python -m scripts.bench_multihop --sets musique --strategies chain --limit 10
+    python -m scripts.bench_multihop -- --llm openai:gpt-4o-mini      # the LLM strategies (args after --)
 
 Each run writes OUT_DIR/<set>-<strategy>.jsonl (resumable: rerun and finished
 questions are skipped; delete the file to measure again). Columns: Recall@2/@5

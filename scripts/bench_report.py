@@ -8,17 +8,17 @@ score `storm_gen_outline.txt` against the gold headings with `outline_metrics.py
 and print per-topic and mean heading soft recall, heading match recall and
 precision, seconds per report, cited sources per section, and the lead against the
 article's real lead (its `summary`): content-word ROUGE-1 F1 and MiniLM cosine
-(`scripts/bench_lead.py`'s scorer).
+(`scripts/calibrate/bench_lead.py`'s scorer).
 
 With `--writer storm,react` each article is written by both writers (same corpus, same
 research) and the rows are printed side by side; the react rows add tool calls per section
 (from agent_log.jsonl).
 
-With `--outline-params-dir DIR` (written by `scripts/cv_outline.py --export`) each article is
+With `--outline-params-dir DIR` (written by `scripts/calibrate/cv_outline.py --export`) each article is
 reported with the outline knobs chosen on the folds that held it out: the figures are then a
 held-out measure of the outline a report delivers.
 
-usage: python scripts/bench_report.py [--data DIR] [--work DIR] [--only NAME] [--writer storm,react]
+usage: python -m scripts.bench_report [--data DIR] [--work DIR] [--only NAME] [--writer storm,react]
                                       [--outline-params-dir DIR] [-- extra report args]
 """
 
@@ -110,7 +110,7 @@ def main() -> int:
     parser.add_argument("--only", action="append", default=[], help="only articles whose file name contains this")
     parser.add_argument("--writer", default="storm", help="storm, react, or storm,react (side by side)")
     parser.add_argument("--outline-params-dir", type=Path, metavar="DIR",
-                        help="run each article with the outline knobs in DIR/ARTICLE.json (`scripts/cv_outline.py "
+                        help="run each article with the outline knobs in DIR/ARTICLE.json (`scripts.calibrate.cv_outline "
                              "--export`: chosen on the folds without it), so the figures are held out")
     parser.add_argument("extra", nargs=argparse.REMAINDER, help="after --: more `raystorm report` options")
     args = parser.parse_args()
@@ -123,17 +123,16 @@ def main() -> int:
         if missing:
             sys.exit(f"--outline-params-dir {args.outline_params_dir}: no knobs for {', '.join(missing[:3])}"
                      + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
-                     + " (write them with scripts/cv_outline.py --export)")
+                     + " (write them with scripts/calibrate/cv_outline.py --export)")
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-report-"))
     print(f"{len(articles)} articles, work dir {work}, report options: {' '.join(extra) or '(defaults, extractive)'}"
           + (f", outline knobs per article from {args.outline_params_dir}" if args.outline_params_dir else ""))
     writers = [w.strip() for w in args.writer.split(",") if w.strip()]
     if not writers or any(w not in ("storm", "react") for w in writers):
         sys.exit(f"--writer {args.writer}: use storm, react or storm,react")
-    sys.path.insert(0, str(args.tools))  # the lead's cosine loads the embedder as outline_metrics.py does
-    from bench_lead import Scorer
+    from scripts.calibrate.bench_lead import Scorer
 
-    lead = Scorer()
+    lead = Scorer(args.tools)  # the lead's cosine loads the embedder as outline_metrics.py does
     header = (f"{'topic':<40} {'writer':<6} {'soft':>5} {'match R':>7} {'match P':>7} {'gold':>4} {'pred':>4} "
               f"{'s/report':>8} {'cites/sec':>9} {'tools/sec':>9} {'lead R1':>7} {'lead cos':>8}")
     print(header)

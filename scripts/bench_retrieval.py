@@ -6,13 +6,13 @@ all-MiniLM-L6-v2 int8 model + BM25), then runs every question through each searc
 mode and prints ingest passages/s, query p50/p95 latency and Recall@2/@5 as a
 table, then one JSON line with all figures.
 
-    python scripts/bench_retrieval.py                      # ../shared/data/{musique,hotpotqa}
-    python scripts/bench_retrieval.py --sets musique --modes hybrid
-    python scripts/bench_retrieval.py --data /path/to/sets --sets my_set
-    python scripts/bench_retrieval.py --modes hybrid --rerank   # hybrid beside hybrid + the reranker
+    python -m scripts.bench_retrieval                      # ../shared/data/{musique,hotpotqa}
+    python -m scripts.bench_retrieval --sets musique --modes hybrid
+    python -m scripts.bench_retrieval --data /path/to/sets --sets my_set
+    python -m scripts.bench_retrieval --modes hybrid --rerank   # hybrid beside hybrid + the reranker
 
 `--rerank` adds the `hybrid+rerank` rows: the second stage (`retrieval.rerank`, weights from
-`scripts/cv_rerank.py`) over the same first stage, its latency included.
+`scripts/calibrate/cv_rerank.py`) over the same first stage, its latency included.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 For each size N of `--topics 1,4,16,64`, N distinct topics over the bundled example corpus (its
 documents' titles x a few aspects) go through `raystorm report --topics FILE --distributed` (a
 subprocess, as users run it) on the chat path, against the stand-in endpoint
-(`scripts/llm_endpoint.py`, started here: `--latency-ms` per request, at most `--cap` requests in
+(`tests/support/llm_endpoint.py`, started here: `--latency-ms` per request, at most `--cap` requests in
 flight, answering 429 beyond; raystorm's `--llm-concurrency` is set to the cap). Per size it prints:
 
 - wall seconds (start-up included) and start-up seconds (until every actor was up);
@@ -24,10 +24,10 @@ topic after another (the stand-in for STORM's own way of running several topics)
 report completed and that no information table holds a snippet twice. One JSON line per size at
 the end:
 
-    python scripts/bench_scale.py --topics 1,4,16 --personas 3 --latency-ms 1000
-    python scripts/bench_scale.py --topics 16 --fail-rate 0.1 --llm-timeout 5
-    python scripts/bench_scale.py --topics 4 --in-process --address auto
-    python scripts/bench_scale.py --topics 1,16,64 --address auto --service --cluster-pid PID
+    python -m scripts.bench_scale --topics 1,4,16 --personas 3 --latency-ms 1000
+    python -m scripts.bench_scale --topics 16 --fail-rate 0.1 --llm-timeout 5
+    python -m scripts.bench_scale --topics 4 --in-process --address auto
+    python -m scripts.bench_scale --topics 1,16,64 --address auto --service --cluster-pid PID
 """
 
 from __future__ import annotations
@@ -46,11 +46,11 @@ import threading
 import time
 from pathlib import Path
 
+from scripts.bench_cluster import chain_of  # one copy of the critical-path count
+from tests.support.llm_endpoint import peak_concurrency, start_endpoint
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-from bench_cluster import chain_of  # noqa: E402  (one copy of the critical-path count)
-from llm_endpoint import peak_concurrency, start_endpoint  # noqa: E402
 
 CORPUS = ROOT / "retrieval" / "example_corpus"
 ASPECTS = ["", "history and changes", "coverage and exclusions", "claims and procedures", "costs and limits"]

@@ -8,8 +8,8 @@ own (so its peak RSS is its own): write every point, build the index (Edge: `opt
 none), close and reopen, then 200 hybrid queries (dense + BM25 prefetch, RRF fusion in the engine) with
 the dev questions' own vectors.
 
-    python scripts/bench_store.py                          # 10k, 100k, 300k; local mode up to 100k
-    python scripts/bench_store.py --sizes 10000 --local-max 10000
+    python -m scripts.bench_store                          # 10k, 100k, 300k; local mode up to 100k
+    python -m scripts.bench_store --sizes 10000 --local-max 10000
 
 Ends with one JSON line per engine and size:
 {"engine": ..., "passages": N, "write_s": ..., "index_s": ..., "reopen_s": ..., "query_p50_ms": ...,

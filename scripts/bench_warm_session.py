@@ -5,7 +5,7 @@ This script asks what is left once start-up costs nothing, the most any long-liv
 the actors warm could give: it opens one research session (`cluster.distributed.research_session`:
 gateway, corpus, writers and experts up, on a local Ray or `--address`) and runs the same N topics
 through it `--repeats` times (`report_topics`, the flow `raystorm report --distributed` runs), against
-the stand-in endpoint (`scripts/llm_endpoint.py`, `--latency-ms` per request, cap `--cap`). The first
+the stand-in endpoint (`tests/support/llm_endpoint.py`, `--latency-ms` per request, cap `--cap`). The first
 repeat warms the actors' first-use caches; the clock of each repeat starts when its topics do.
 
 Per repeat it prints the wall seconds, the model-call span (first request's start to last one's end),
@@ -13,8 +13,8 @@ the critical-path bound (`bench_cluster.chain_of`, as bench_scale counts it) and
 CPU seconds this process and the actors' processes spent in the repeat (from /proc). Run it under
 `taskset -c 0` to see the same work on one core. Last lines: one JSON line per repeat.
 
-    python scripts/bench_warm_session.py --topics 16
-    taskset -c 0 python scripts/bench_warm_session.py --topics 16
+    python -m scripts.bench_warm_session --topics 16
+    taskset -c 0 python -m scripts.bench_warm_session --topics 16
 """
 
 from __future__ import annotations
@@ -30,13 +30,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from scripts.bench_cluster import chain_of
+from scripts.bench_scale import CORPUS, Sampler, topic_list
+from tests.support.llm_endpoint import peak_concurrency, start_endpoint
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT))
-from bench_cluster import chain_of  # noqa: E402
-from bench_scale import CORPUS, Sampler, topic_list  # noqa: E402
-from llm_endpoint import peak_concurrency, start_endpoint  # noqa: E402
 
 
 def parse_args() -> argparse.Namespace:

@@ -1,8 +1,8 @@
 """Load check of `raystorm web`: N concurrent `POST /api/ask` on one embedded collection, and the time to
 the first byte of a streamed answer.
 
-    python scripts/bench_web.py                    # the bundled corpus, 20 concurrent asks
-    python scripts/bench_web.py --concurrent 50 --corpus DIR
+    python -m scripts.bench_web                    # the bundled corpus, 20 concurrent asks
+    python -m scripts.bench_web --concurrent 50 --corpus DIR
 
 It ingests the corpus into a fresh data dir, starts `raystorm web` (Ray Serve on local Ray), waits for
 /api/health, then sends the asks at once and prints the latency percentiles, then streams one answer

@@ -1,6 +1,6 @@
 """How often `is_instruction` flags ordinary text: every sentence of the benchmark corpora.
 
-    python scripts/instruction_false_positives.py [--data ../shared/data] [--show 20]
+    python -m scripts.instruction_false_positives [--data ../shared/data] [--show 20]
 
 Prints, per corpus, the sentences read and how many were flagged (each flagged
 one is listed, so a false positive can be judged by eye), then how many of a set

@@ -6,8 +6,8 @@ passage the evidence graph marks superseded first (the one that states it), foll
 document in force and search inside it for the question; answer from the best current passage. `ask`
 alone is the single `ask` call of the same loop, so both run on one server and one collection.
 
-    python scripts/mcp_agent.py                  # the bundled corpus and tests/data/current_questions.json
-    python scripts/mcp_agent.py --corpus DIR --questions FILE.json
+    python -m scripts.mcp_agent                  # the bundled corpus and tests/data/current_questions.json
+    python -m scripts.mcp_agent --corpus DIR --questions FILE.json
 
 It prints one line per question and ends with one JSON line:
 {"questions": N, "agent_accuracy": ..., "ask_accuracy": ..., "agent_tool_calls": ...}.

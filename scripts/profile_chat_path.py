@@ -1,6 +1,6 @@
 """What one model call on the chat path costs our own process in CPU, and where it goes.
 
-Starts the stand-in endpoint (`scripts/llm_endpoint.py`, `--latency fixed:0` unless told, in a
+Starts the stand-in endpoint (`tests/support/llm_endpoint.py`, `--latency fixed:0` unless told, in a
 child process so that its CPU is not counted as ours), ingests the bundled example corpus into a
 temporary data dir, then does IN PROCESS what `raystorm report` without `--distributed` does (its
 options parsed by the CLI's parser; the store, embedders, models and local runtime built once; the
@@ -17,8 +17,8 @@ functions by cumulative time. Set-up is never counted; `--warmup` first runs one
 so that lazy imports, model loading and first-use caches are not counted either; `--out DIR` keeps the reports, to compare
 two versions' artifacts with `diff -r`:
 
-    python scripts/profile_chat_path.py --topics 4 --warmup --out prof-before
-    python scripts/profile_chat_path.py --topics 4 --top 8 --pstats chat.pstats
+    python -m scripts.profile_chat_path --topics 4 --warmup --out prof-before
+    python -m scripts.profile_chat_path --topics 4 --top 8 --pstats chat.pstats
 """
 
 from __future__ import annotations
@@ -40,12 +40,11 @@ import threading
 import time
 from pathlib import Path
 
+from scripts.bench_scale import CORPUS, topic_list  # one copy of the topics
+from tests.support.llm_endpoint import read_log
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT))
-from bench_scale import CORPUS, topic_list  # noqa: E402  (one copy of the topics)
-from llm_endpoint import read_log  # noqa: E402
 
 # Package groups, matched on a profiled function's file path (first match wins).
 GROUPS: list[tuple[str, str]] = [
@@ -179,8 +178,8 @@ def thread_cpu_s() -> dict[str, float]:
 
 
 def start_endpoint_process(latency: str, log: Path) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([sys.executable, str(HERE / "llm_endpoint.py"), "--port", "0", "--latency", latency,
-                             "--log", str(log)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "tests.support.llm_endpoint", "--port", "0", "--latency", latency,
+                             "--log", str(log)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
     url = proc.stdout.readline().strip()
     if not url.startswith("http"):
         proc.kill()

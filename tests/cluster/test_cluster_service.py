@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 from conftest import EXAMPLE_COLLECTION
 from storm_runs import OPTIONS, TOPICS, artifacts, copy_home
@@ -13,9 +11,7 @@ from agents.storm.artifacts import CALL_HISTORY
 from cluster.cli import main
 from cluster.service import find_service, service_info
 from retrieval.ingest import Ingestor
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-from llm_endpoint import start_endpoint  # noqa: E402  (the stand-in for a remote LLM, at the HTTP layer)
+from tests.support.llm_endpoint import start_endpoint  # the stand-in for a remote LLM, at the HTTP layer
 
 
 def test_reports_run_on_the_service_keep_its_actors_and_leave_nothing_behind(

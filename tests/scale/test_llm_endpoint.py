@@ -1,4 +1,4 @@
-"""The stand-in LLM endpoint (`scripts/llm_endpoint.py`) under a real `raystorm report`.
+"""The stand-in LLM endpoint (`tests/support/llm_endpoint.py`) under a real `raystorm report`.
 
 The report runs in this process through the chat path (autogen's OpenAI client, real HTTP on
 loopback) against the endpoint: every step gets a schema-valid reply that cites passages of the
@@ -11,19 +11,16 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from cluster.cli import main
+from tests.support.llm_endpoint import (Latency, parse_mix, peak_concurrency, read_log, reply_text,
+                                        start_endpoint)
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-
-from llm_endpoint import (Latency, parse_mix, peak_concurrency, read_log, reply_text,  # noqa: E402
-                          start_endpoint)
-
-from cluster.cli import main  # noqa: E402
 
 TOPIC = "Harborline Mutual flood coverage"
 
@@ -109,7 +106,7 @@ def test_injected_failures_are_survived(home, tmp_path):
 
 
 def test_plain_text_prompts_go_to_the_answerers_then_the_fallback():
-    import llm_endpoint
+    from tests.support import llm_endpoint
 
     messages = [{"role": "user", "content": "Write about it.\n\n[1] Doc\n<document>\nThe rider covers "
                                             "flood damage to homes.\n</document>"}]

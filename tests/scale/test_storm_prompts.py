@@ -1,4 +1,4 @@
-"""The recogniser of Stanford STORM's prompts (`scripts/storm_prompts.py`) that lets the stand-in endpoint run STORM.
+"""The recogniser of Stanford STORM's prompts (`tests/support/storm_prompts.py`) that lets the stand-in endpoint run STORM.
 
 The prompts here are minimal hand-made copies of what knowledge-storm 1.1 sends through DSPy 2.4:
 the instruction sentence STORM's signature starts with, `---`, then the filled-in fields and the
@@ -10,16 +10,11 @@ chain-of-thought reply at the next field's prefix, personas are `N. name: descri
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import llm_endpoint  # noqa: E402
-from storm_prompts import answer_storm_prompt, sentences, storm_kind  # noqa: E402
+from tests.support import llm_endpoint
+from tests.support.storm_prompts import answer_storm_prompt, sentences, storm_kind
 
 TOPIC = "Flood Rider (Form FR-12)"
 SNIPPET_1 = ("# Flood Rider (Form FR-12)\n**Issued:** March 2019\nThe Flood Rider adds protection against flood "

@@ -8,7 +8,7 @@ are given.
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import re
 from pathlib import Path
 
@@ -29,21 +29,18 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module(f"scripts.calibrate.{name}")
 
 
 @pytest.fixture(scope="module")
 def cv():
-    """The cross-validation half of `scripts/cv_outline.py`."""
+    """The cross-validation half of `scripts/calibrate/cv_outline.py`."""
     return _script("cv_outline_folds")
 
 
 def test_the_script_uses_the_folds_module(cv):
-    script = _script("cv_outline")  # imports `cv_outline_folds` from scripts/ itself
-    assert script.cross_validate.__module__ == "cv_outline_folds"
+    script = _script("cv_outline")  # imports `cv_outline_folds` from scripts/calibrate/ itself
+    assert script.cross_validate.__module__ == "scripts.calibrate.cv_outline_folds"
     # every setting of a grid is without the learned filter: it is learned on top (`cross_validate_filter`)
     assert script.grid("defaults", 0, 0) == [cv.NO_FILTER, {**cv.NO_FILTER, **cv.LEGACY},
                                              {**cv.NO_FILTER, **cv.PREVIOUS}]
@@ -449,5 +446,5 @@ def test_held_out_outlines_lose_the_headings_the_writers_dropped(cv, tmp_path):
     assert recall == pytest.approx(2 / 3)
     # a report that is missing says how to make it
     (tmp_path / "runs" / "storm" / topic_slug("Person a") / "storm_gen_outline.txt").unlink()
-    with pytest.raises(SystemExit, match="bench_report.py --work"):
+    with pytest.raises(SystemExit, match="scripts.bench_report --work"):
         script.held_out_as_written(arts, defaults, tmp_path, sorted(arts), 5, [0], run_cv, metric, emb)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark the extractive lead (`WriteLead.extract`) against FreshWiki's real leads.
 
-Two steps, over a work folder that `scripts/bench_report.py --work DIR` filled:
+Two steps, over a work folder that `python -m scripts.bench_report --work DIR` filled:
 
 - `capture`: rerun each report's polish stage (its checkpoint dropped, every other stage
   reused) with `WriteLead.extract` wrapped, so that the `LeadInput` it was given is saved
@@ -13,8 +13,8 @@ Two steps, over a work folder that `scripts/bench_report.py --work DIR` filled:
   The knobs are chosen by 5-fold cross-validation by article (on mean ROUGE-1 F1 plus
   mean cosine); the held-out figures are printed beside the in-sample ones.
 
-usage: python scripts/bench_lead.py capture --work DIR [--data DIR] [--only NAME]
-       python scripts/bench_lead.py score --work DIR [--data DIR] [--folds 5]
+usage: python -m scripts.calibrate.bench_lead capture --work DIR [--data DIR] [--only NAME]
+       python -m scripts.calibrate.bench_lead score --work DIR [--data DIR] [--folds 5]
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ import statistics
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from scripts.shared_tools import metrics_module
+
+ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT.parent / "shared"
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(SHARED / "tools"))
 
 
 def articles(data: Path, work: Path, only: list[str]) -> list[tuple[str, dict, dict]]:
@@ -86,9 +86,10 @@ def capture(args) -> int:
 class Scorer:
     """A lead against the gold summary: content-word ROUGE-1 F1 and MiniLM cosine."""
 
-    def __init__(self):
+    def __init__(self, tools: Path = SHARED / "tools"):
         import numpy as np
-        from outline_metrics import embedder
+
+        embedder = metrics_module(tools).embedder
 
         from agents.lm.text.tokens import ALL_STOPWORDS
 

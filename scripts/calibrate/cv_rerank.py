@@ -10,7 +10,7 @@ mean Recall@5 (+ Recall@2 / 10 to break ties) on the other folds scored on the h
 Printed per set: first-stage and reranked Recall@2/@5, in-sample and cross-validated, the
 weights chosen on all questions, and the reranker's latency per query.
 
-usage: python scripts/cv_rerank.py [--data DIR] [--sets musique hotpotqa] [--depth 4] [--folds 5]
+usage: python -m scripts.calibrate.cv_rerank [--data DIR] [--sets musique hotpotqa] [--depth 4] [--folds 5]
 """
 
 from __future__ import annotations
@@ -27,8 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[2]
 
 from retrieval.config import StoreSettings  # noqa: E402
 from retrieval.datasets import load_multihop_set, recall_at_k  # noqa: E402

@@ -1,4 +1,4 @@
-"""The cross-validation half of `scripts/cv_outline.py`: folds by article, the objective, the choice of a
+"""The cross-validation half of `scripts/calibrate/cv_outline.py`: folds by article, the objective, the choice of a
 setting on training articles only, the grids of settings, and the per-fold report. Pure functions over
 a table of scores (one row per setting and article), so they are tested without any article.
 """

@@ -26,18 +26,18 @@ report's outline: less the sections its writers found nothing new for (`held_out
 With `--export DIR` each split's held-out knobs are written per article, and `bench_report.py --outline-params-dir`
 measures whole reports with them: the held-out figure of what a report delivers, not an estimate.
 
-usage: python scripts/cv_outline.py --work DIR [--data DIR] [--tools DIR] [--folds 5] [--seed 0] [--repeats 1]
+usage: python -m scripts.calibrate.cv_outline --work DIR [--data DIR] [--tools DIR] [--folds 5] [--seed 0] [--repeats 1]
                                     [--grid precision|corpus|narrow|random|defaults] [--samples N] [--prune TAUS]
                                     [--only NAME] [--prepare-only] [--show] [--filter] [--ablate FIELD=VALUE]
                                     [--writers BENCH_WORK] [--export DIR]
-e.g.   python scripts/cv_outline.py --work DIR --grid precision --samples 60 --prune "" --ablate min_cohesion=0
+e.g.   python -m scripts.calibrate.cv_outline --work DIR --grid precision --samples 60 --prune ""
+           --ablate min_cohesion=0
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import json
 import re
 import subprocess
@@ -45,14 +45,13 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
+from scripts.calibrate.cv_outline_folds import (CORPUS_CHOSEN, GRIDS, LEGACY, NO_FILTER, PREVIOUS, cross_validate,
+                                                cross_validate_filter, describe, folds_by_article, grid,
+                                                held_out_over_splits, mean, report_cv, report_splits)
+from scripts.shared_tools import metrics_module
 
-from cv_outline_folds import (CORPUS_CHOSEN, GRIDS, LEGACY, NO_FILTER, PREVIOUS, cross_validate,  # noqa: E402
-                              cross_validate_filter, describe, folds_by_article, grid, held_out_over_splits, mean,
-                              report_cv, report_splits)
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = ROOT.parent / "shared"
 
 
 # --- preparation: corpus and research, once per article ---------------------------------------------
@@ -128,13 +127,6 @@ def research(article: Path, work: Path, tools: Path) -> dict:
 
 
 # --- evaluation: the outline stage alone, scored with the shared metric -----------------------------
-
-
-def metrics_module(tools: Path):
-    spec = importlib.util.spec_from_file_location("outline_metrics", tools / "outline_metrics.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 class CachedEmbedder:
@@ -261,7 +253,7 @@ def held_out_as_written(arts: dict, defaults: dict[str, dict], bench: Path, name
     for n in names:
         path = bench / "runs" / "storm" / topic_slug(arts[n].topic) / "storm_gen_outline.txt"
         if not path.is_file():
-            sys.exit(f"--writers: no {path} (run scripts/bench_report.py --work {bench} first)")
+            sys.exit(f"--writers: no {path} (run python -m scripts.bench_report --work {bench} first)")
         dropped[n] = set(defaults[n]["pred"]) - set(metric.read_pred(str(path), arts[n].topic))
     out = []
     for seed in seeds:

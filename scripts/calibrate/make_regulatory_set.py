@@ -1,6 +1,6 @@
 """Write the regulatory dev set: long policy forms in several editions, bulletins amending them, questions.
 
-    python scripts/make_regulatory_set.py tests/data/regulatory [--seed 38]
+    python -m scripts.calibrate.make_regulatory_set tests/data/regulatory [--seed 38]
 
 Six form families (fictional insurers' forms), each in two or three editions (front matter `family:`,
 `edition:`, `effective:`, so the evidence graph orders them) and one bulletin per family whose
@@ -315,7 +315,7 @@ def main(argv: list[str] | None = None) -> int:
     for n, q in enumerate(questions):
         q["id"] = f"reg-{n:03d}"
     (out / "questions.json").write_text(json.dumps({
-        "about": "Regulatory dev set written by scripts/make_regulatory_set.py: `answers` are the gold values "
+        "about": "Regulatory dev set written by scripts.calibrate.make_regulatory_set: `answers` are the gold values "
                  "(a change: the old value, then the new one); `fold` by form family; `source` the document "
                  "that states the answer.", "questions": questions}, indent=1), encoding="utf-8")
     print(f"{len(list((out / 'docs').glob('*.md')))} documents, {len(questions)} questions in {out}")

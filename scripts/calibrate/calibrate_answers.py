@@ -1,8 +1,8 @@
 """Choose the answer layer's weights and abstention threshold by k-fold cross-validation on the dev sets.
 
-    python scripts/calibrate_answers.py bench-multihop/musique-chain.jsonl bench-multihop/hotpotqa-chain.jsonl
+    python -m scripts.calibrate.calibrate_answers bench-multihop/musique-chain.jsonl bench-multihop/hotpotqa-chain.jsonl
 
-    python scripts/calibrate_answers.py bench-answers/*.jsonl   # scripts/bench_answers.py's, with the regulatory set
+    python -m scripts.calibrate.calibrate_answers bench-answers/*.jsonl   # bench_answers.py's, with the regulatory set
 
 Reads benchmark records (`raystorm bench multihop --out FILE.jsonl`, written
 before the answer layer existed or with it: the strategy's own span is the
@@ -120,7 +120,7 @@ def folds_of(ids: list[int], k: int) -> list[list[int]]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("records", nargs="+", help="benchmark .jsonl files (one per dev set, named SET-STRATEGY.jsonl)")
-    p.add_argument("--data", default=str(Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+    p.add_argument("--data", default=str(Path(__file__).resolve().parents[2].parent / "shared" / "data"))
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--correct-f1", type=float, default=0.5, help="an answer counts as right at this F1 or more")
     p.add_argument("--limit", type=int, default=None, help="only the first N questions of each file (to iterate)")
