@@ -16,7 +16,7 @@ over the candidate list of its query, and a weighted sum orders them:
   entities its evidence is about, and a passage's title usually is its entity;
 - `proximity`: how close together the query's words sit in the passage.
 
-The weights are chosen by cross-validation on the multi-hop dev sets (`scripts/cv_rerank.py`).
+The weights are chosen by cross-validation on the multi-hop dev sets (`scripts/calibrate/cv_rerank.py`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'“(])")
 class RerankSettings(BaseModel):
     """How the second stage re-orders: how deep it reads and how it weighs each feature.
 
-    The weights are the ones `python scripts/cv_rerank.py` chose on all 100 dev questions (in-sample
+    The weights are the ones `python -m scripts.calibrate.cv_rerank` chose on all 100 dev questions (in-sample
     R@2/R@5 0.535/0.680 MuSiQue, 0.700/0.840 HotpotQA, against 0.480/0.650 and 0.690/0.830 for the
     first stage). Chosen on 4 folds and scored on the 5th they give 0.490/0.638 and 0.670/0.830: no
     gain on unseen questions, so `SearchSettings.rerank` is off by default."""

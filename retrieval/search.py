@@ -47,7 +47,7 @@ class SearchSettings(BaseModel):
     prefer_current: bool = True
     current_depth: int = 2  # read k * this many candidates to fill k with current ones (2-fold CV: bench_graph.py)
     # a second stage (retrieval.rerank) re-orders k * reranker.depth first-stage candidates; off: on unseen
-    # questions (5-fold CV, scripts/cv_rerank.py) it does not beat the first stage (R@5 0.638 vs 0.650
+    # questions (5-fold CV, scripts/calibrate/cv_rerank.py) it does not beat the first stage (R@5 0.638 vs 0.650
     # MuSiQue, 0.830 vs 0.830 HotpotQA) and costs 0.5-5 s a query on CPU
     rerank: bool = False
     reranker: RerankSettings = RerankSettings()

@@ -3,7 +3,7 @@
 
 For each FreshWiki article JSON in DIR: its research corpus is built with the shared
 `freshwiki_corpus.py` (the article's structure hidden), `raystorm report` runs on it with a
-chat model served by the loopback endpoint (`scripts/llm_endpoint.py`, every request body
+chat model served by the loopback endpoint (`tests/support/llm_endpoint.py`, every request body
 recorded), and the recorded prompts are measured:
 
 - gold_sections_with_evidence: of the gold article's sections that cite a source, the share
@@ -22,8 +22,8 @@ It prints a row per article and the means, and ends with one JSON line:
 {"articles", "gold_sections_with_evidence", "min_snippets_per_subsection",
  "mean_evidence_words_per_section", "react_observation_share"}.
 
-    python scripts/audit_prompts.py /work/shared/data/freshwiki --limit 8
-    python scripts/audit_prompts.py DIR --root /tmp/before33   # the same audit of another checkout
+    python -m scripts.audit_prompts /work/shared/data/freshwiki --limit 8
+    python -m scripts.audit_prompts DIR --root /tmp/before33   # the same audit of another checkout
 """
 
 from __future__ import annotations
@@ -37,11 +37,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tests.support.llm_endpoint import start_endpoint
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 SHARED = ROOT.parent / "shared"
-sys.path.insert(0, str(HERE))
-from llm_endpoint import start_endpoint  # noqa: E402
 
 OUTLINE_SCHEMA = "storm_outline_refine"
 SECTION_SCHEMA = "storm_article_section"
@@ -208,7 +208,8 @@ def _fmt(x, digits: int = 3) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("data", type=Path, help="a folder of FreshWiki article JSON files")
     parser.add_argument("--root", type=Path, default=ROOT, help="the raystorm checkout to run (default: this one)")
     parser.add_argument("--tools", type=Path, default=SHARED / "tools", help="where freshwiki_corpus.py is")

@@ -6,7 +6,7 @@ conditional logit, fitted to pick the right candidate among a question's). The
 best wins; its confidence is a logistic calibration of its share and score,
 fitted to how often the chosen answer was right. Comparisons and yes/no questions are decided by `decide`, with
 the confidence the dev sets measured for a decided and an undecided decision.
-The weights come from `scripts/calibrate_answers.py` (5-fold cross-validation
+The weights come from `scripts/calibrate/calibrate_answers.py` (5-fold cross-validation
 over the MuSiQue, HotpotQA and regulatory dev questions together; the script prints the held-out figures
 per set).
 """
@@ -25,10 +25,10 @@ from agents.lm.nlp import TextToolkit
 from agents.lm.steps import Step
 
 # Conditional-logit weights over candidates.FEATURES (a one-step question's and, as "composed_*", a composed
-# one's), fitted by scripts/calibrate_answers.py on three kinds of corpus together: 50 MuSiQue + 50 HotpotQA dev
-# questions and the 84 one-value questions of the regulatory dev set (tests/data/regulatory: named edition and
-# value in force), as scripts/bench_answers.py answered them (chain strategy, extractive model); L2 = 10.0 chosen by
-# its inner cross-validation. Its 5-fold held-out figures are the ones to quote.
+# one's), fitted by scripts/calibrate/calibrate_answers.py on three kinds of corpus together: 50 MuSiQue + 50
+# HotpotQA dev questions and the 84 one-value questions of the regulatory dev set (tests/data/regulatory: named
+# edition and value in force), as scripts/bench_answers.py answered them (chain strategy, extractive model);
+# L2 = 10.0 chosen by its inner cross-validation. Its 5-fold held-out figures are the ones to quote.
 WEIGHTS: dict[str, float] = {
     "bias": -0.0, "strategy_span": 0.237, "hop_votes": 0.288, "last_hop": 0.19, "late": 0.181,
     "passage_votes": -0.1, "closeness": 0.091, "fit": 0.536, "title": 0.094, "bridge": 0.068, "chained": 0.268,

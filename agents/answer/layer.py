@@ -22,7 +22,7 @@ from agents.multihop.trace import AgentAnswer, Citation, unique_passages
 from retrieval.documents import PassageText
 
 # Below this confidence raystorm abstains: the threshold that maximises answered questions' 2*F1 - 1 (answer
-# when more likely right than wrong), chosen by scripts/calibrate_answers.py over MuSiQue, HotpotQA and the
+# when more likely right than wrong), chosen by scripts/calibrate/calibrate_answers.py over MuSiQue, HotpotQA and the
 # regulatory dev set together (5-fold CV: 0.45-0.55 per fold, 0.5 on all).
 MIN_CONFIDENCE = 0.5
 OTHER_PASSAGES = 5  # retrieved passages read beside the supporting ones

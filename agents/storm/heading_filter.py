@@ -3,7 +3,7 @@
 `heading_features` describes each heading `plan_headings` would keep (`HEADING_FEATURES`);
 `passes_filter` keeps those a logistic model over them gives at least the threshold's probability
 of matching a real heading. The coefficients and threshold are `OutlineParams.heading_filter` and
-`filter_threshold`, fitted on training folds by `scripts/cv_outline_folds.py`.
+`filter_threshold`, fitted on training folds by `scripts/calibrate/cv_outline_folds.py`.
 """
 
 from __future__ import annotations

@@ -31,8 +31,8 @@ class ReportOptions(BaseModel):
     react_min_calls: int = Field(2, ge=1, description="react: tool calls per section, at least")
     react_max_calls: int = Field(5, ge=1, description="react: tool calls per section, at most")
     outline: OutlineParams | None = Field(None, description="the extractive outline's knobs (None: the defaults "
-                                          "`scripts/cv_outline.py` chose); a chat model's outline step reads only "
-                                          "their max_headings, the others apply where it falls back")
+                                          "`scripts/calibrate/cv_outline.py` chose); a chat model's outline step "
+                                          "reads only their max_headings, the others apply where it falls back")
 
 
 class ReportSummary(BaseModel):

@@ -14,7 +14,7 @@ class OutlineParams(BaseModel):
     """Every knob of the extractive outline. The defaults were chosen by 5-fold cross-validation by
     article over the 40 FreshWiki dev articles, never by hand for an article:
 
-        python scripts/cv_outline.py --work DIR --grid precision --samples 60 --prune "" --filter
+        python -m scripts.calibrate.cv_outline --work DIR --grid precision --samples 60 --prune "" --filter
 
     The grid (the `corpus` grid's 130 draws as they were, then 60 draws of the cohesion floor, the
     person evidence, `sentences_per_heading`, `max_headings` and `kind_claim` around what it chose; all
@@ -131,7 +131,7 @@ class OutlineParams(BaseModel):
 
 
 OUTLINE_PARAMS = OutlineParams()
-# The plan the personas' aspects come from (`steps_perspectives`). `scripts/cv_outline.py` holds the research
+# The plan the personas' aspects come from (`steps_perspectives`). `scripts/calibrate/cv_outline.py` holds the research
 # fixed while it varies the outline's knobs, so the research must not follow them: it keeps its own copy
 # (these defaults as of round 24), and a change to the outline's defaults leaves the research as it was.
 RESEARCH_PLAN_PARAMS = OutlineParams(

@@ -42,7 +42,7 @@ async def survey_topic(args: SurveyArgs, ctx: StageContext) -> list[SearchResult
     """One search for the topic itself: the passages most about it, whatever the personas asked. The
     conversations read a part of the sources (55% of a FreshWiki corpus's documents; with 40 passages
     of survey, 84%); the extractive outline counts how much of the evidence each section would hold,
-    and a wider read counts better (`scripts/cv_outline.py`: held-out heading match recall 0.313 ->
+    and a wider read counts better (`scripts/calibrate/cv_outline.py`: held-out heading match recall 0.313 ->
     0.344, precision 0.489 -> 0.508)."""
     flt = SearchFilter(exclude_urls=args.exclude_urls) if args.exclude_urls else None
     hits = await ctx.retriever.search(args.topic, k=args.k, flt=flt)

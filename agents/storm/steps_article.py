@@ -169,7 +169,7 @@ class LeadOutput(BaseModel):
 class LeadParams(BaseModel):
     """Every knob of the extractive lead (`extract_lead`), as one printable value. The defaults were
     chosen by 5-fold cross-validation by article against the 40 FreshWiki articles' real leads (mean
-    content-word ROUGE-1 F1 plus mean MiniLM cosine, `python scripts/bench_lead.py score --work DIR
+    content-word ROUGE-1 F1 plus mean MiniLM cosine, `python -m scripts.calibrate.bench_lead score --work DIR
     --grid ...`), never by hand for an article. The hand-set knobs before (3 sentences, topic 0.6,
     headings 0.4, no body fit, naming 0.2, MMR 0.6, and only sentences the sections do not already
     say): ROUGE-1 0.278, cosine 0.729. A first grid (sentences 2-4, fresh on/off, the relevance mix,

@@ -141,7 +141,7 @@ def outline_evidence(evidence: list[PassageText], budget_words: int) -> tuple[li
 
 
 def outline_from_evidence(inp: RefineOutlineInput, nlp: TextToolkit, params: OutlineParams) -> Outline:
-    """The extractive refined outline under `params` (`scripts/cv_outline.py` chooses them)."""
+    """The extractive refined outline under `params` (`scripts/calibrate/cv_outline.py` chooses them)."""
     # The expert's answers come first: they are the sentences picked as most relevant.
     texts = [PassageText(text=strip_citations(t.answer)) for t in inp.conversation] + list(inp.evidence)
     plan = plan_headings(inp.topic, texts, nlp, document_headings=inp.document_headings,

@@ -23,7 +23,7 @@ from retrieval.documents import PassageText
 
 class Topicality(BaseModel):
     """The rule's three numbers. The outline stage's are chosen by cross-validation (`OutlineParams`,
-    `scripts/cv_outline.py`); the research and article steps use these defaults."""
+    `scripts/calibrate/cv_outline.py`); the research and article steps use these defaults."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

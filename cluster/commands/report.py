@@ -62,8 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     out.add_argument("--outline-params", metavar="FILE",
                      help="a JSON object of the extractive outline's knobs (`OutlineParams` in "
                           "agents/storm/outline_params.py; fields left out keep their defaults, which "
-                          "scripts/cv_outline.py chose), e.g. {\"max_headings\": 8}; a chat model's outline "
-                          "step reads only max_headings. `scripts/cv_outline.py --export` writes one per "
+                          "scripts/calibrate/cv_outline.py chose), e.g. {\"max_headings\": 8}; a chat model's outline "
+                          "step reads only max_headings. `scripts/calibrate/cv_outline.py --export` writes one per "
                           "article: the knobs chosen without it")
     add_llm_arguments(p)
     add_cluster_arguments(p)

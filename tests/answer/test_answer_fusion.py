@@ -94,7 +94,7 @@ def test_verification_fails_for_an_answer_no_passage_contains():
 
 
 def test_confidence_rises_with_the_winning_share_and_never_falls_with_its_score():
-    # the fit keeps every coefficient >= 0 (scripts/calibrate_answers.py); over three kinds of corpus the
+    # the fit keeps every coefficient >= 0 (scripts/calibrate/calibrate_answers.py); over three kinds of corpus the
     # score's came out 0: the share says what the score would
     assert 0 < calibrated(0.2, 0.5) <= calibrated(0.2, 1.5) < 1
     assert calibrated(0.2, 1.0) < calibrated(0.9, 1.0)

@@ -1,6 +1,6 @@
 """The outline stage's parameters: chosen by cross-validation split by article, and used.
 
-`scripts/cv_outline.py` (with `cv_outline_folds.py`) chooses `OutlineParams` on FreshWiki articles;
+`scripts/calibrate/cv_outline.py` (with `cv_outline_folds.py`) chooses `OutlineParams` on FreshWiki articles;
 these tests check that its folds never put one article on both sides, that a fold is scored with a
 setting chosen without it, and that the refine step and `plan_headings` read every parameter they
 are given.
