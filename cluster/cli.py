@@ -97,9 +97,10 @@ def no_space_line(args: argparse.Namespace, exc: BaseException) -> str:
     where = Path(filename).parent if filename else data_home(getattr(args, "data_dir", None))
     folder = next((p for p in [where, *where.parents] if p.exists()), Path("/"))
     free = shutil.disk_usage(folder).free / 2**20
-    return (f"no space left on the disk holding {where} ({free:.0f} MB free): free some space (a collection "
-            "takes ~10 KB a passage, a report a few MB) and rerun the same command; what was written stays, "
-            "and it resumes")
+    need = getattr(exc, "strerror", "") or ""
+    need = need.split(": ", 1)[1] if "needs" in need else "a collection takes ~10 KB a passage, a report a few MB"
+    return (f"no space left on the disk holding {where} ({free:.0f} MB free; {need}): free some space and rerun "
+            "the same command; what was written stays, and it resumes")
 
 
 if __name__ == "__main__":  # pragma: no cover

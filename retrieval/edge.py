@@ -13,6 +13,7 @@ metadata lives in its JSON file.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import logging
@@ -29,6 +30,10 @@ from qdrant_client import models
 
 _PLACEHOLDER = "_payload_only"  # the sparse vector a collection without vectors is given
 _BATCH = 512
+_TIE_MARGIN = 8  # extra fused results read, so ties at the cut are broken by id as well
+# Edge writes through memory-mapped files: on a full disk a write is a SIGBUS that kills the process, not
+# an error. So every write first checks the disk has room for it, plus this much for segments and WAL.
+ROOM_FLOOR = 64 * 2**20
 WAIT_S = 60.0  # how long a command waits for another command's hold on the store
 SERVERS = ("web", "mcp", "serve")  # commands that hold the store for as long as they run
 _log = logging.getLogger(__name__)
@@ -215,6 +220,7 @@ class EdgeClient:
         sparse = {k: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf if v.modifier == models.Modifier.IDF
                                                else None)
                   for k, v in (sparse_vectors_config or {}).items()}
+        self._ensure_room(0)
         if not dense and not sparse:  # Edge wants some vector: a payload-only collection gets a placeholder
             sparse = {_PLACEHOLDER: qe.EdgeSparseVectorParams()}
         if (self.root / name).exists():
@@ -251,8 +257,18 @@ class EdgeClient:
 
     # -- points ----------------------------------------------------------------------------------
 
+    def _ensure_room(self, nbytes: int) -> None:
+        """`OSError(ENOSPC)` (one line at the command line) before a write the disk has no room for."""
+        free = shutil.disk_usage(self.root).free
+        if free < nbytes + ROOM_FLOOR:
+            raise OSError(errno.ENOSPC, f"No space left on device: the store needs {(nbytes + ROOM_FLOOR) >> 20} MB "
+                                        f"free for this write, {free >> 20} MB are", str(self.root))
+
     def upsert(self, name: str, points: list[models.PointStruct], wait: bool = True) -> None:
         shard = self._shard(name)
+        self._ensure_room(sum(len(json.dumps(p.payload or {})) + 8 * sum(
+            len(v) if isinstance(v, list) else 2 * len(v.indices) for v in (p.vector or {}).values())
+            for p in points) * 3)
         for start in range(0, len(points), _BATCH):
             shard.update(qe.UpdateOperation.upsert_points([
                 qe.Point(str(p.id), {k: _vector(v) for k, v in (p.vector or {}).items()}, p.payload or {})
@@ -290,9 +306,14 @@ class EdgeClient:
                      with_vectors=False) -> _Response:
         prefetches = [qe.Prefetch(limit=p.limit, query=_query(p.query, p.using), filter=edge_filter(p.filter))
                       for p in (prefetch or [])] or None
+        # fused ranks tie often (1/(k+1) + 1/(k+2) either way round): ties go by point id, so the same
+        # points give the same order in every collection and run; a few more are read so a tie at the
+        # cut is decided the same way too
+        extra = _TIE_MARGIN if isinstance(query, (models.RrfQuery, models.FusionQuery)) else 0
         found = self._shard(name).query(qe.QueryRequest(
-            limit=limit, query=_query(query, using), prefetches=prefetches, filter=edge_filter(query_filter),
+            limit=limit + extra, query=_query(query, using), prefetches=prefetches, filter=edge_filter(query_filter),
             with_payload=with_payload, with_vector=_with_vector(with_vectors)))
+        found = sorted(found, key=lambda p: (-p.score, str(p.id)))[:limit]
         return _Response([_Point(str(p.id), p.payload, _vectors_of(p) if with_vectors else None, p.score)
                           for p in found])
 

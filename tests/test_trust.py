@@ -229,7 +229,7 @@ def test_a_full_disk_is_one_line_and_the_rerun_resumes(tmp_path):
         done = raystorm(tmp_path, "ingest", "C", "-c", "f", "-q", home=full / "home")
         one_clean_line(done, 1, f"no space left on the disk holding {full}")
         assert "rerun the same command" in done.stderr
-        subprocess.run(["mount", "-o", "remount,size=8m", str(full)], check=True)
+        subprocess.run(["mount", "-o", "remount,size=128m", str(full)], check=True)
         again = raystorm(tmp_path, "ingest", "C", "-c", "f", "-q", home=full / "home")
         assert again.returncode == 0, again.stderr[-2000:]
         assert " unchanged" in again.stdout and "(0 added" not in again.stdout
