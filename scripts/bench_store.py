@@ -5,15 +5,16 @@ The MuSiQue and HotpotQA dev passages are embedded once (dense all-MiniLM-L6-v2 
 N passages repeats them, each copy with its own text variant (a copy number in the text, so its BM25
 vector differs) and its dense vector moved by small noise. Each engine and size runs in a process of its
 own (so its peak RSS is its own): write every point, build the index (Edge: `optimize`; local mode has
-none), close and reopen, then 200 hybrid queries (dense + BM25 prefetch, RRF fusion in the engine) with
-the dev questions' own vectors.
+none), close and reopen, then the hybrid queries (dense + BM25 prefetch, RRF fusion in the engine) with
+the dev questions' own vectors (--queries, default 100).
 
     python -m scripts.bench_store                          # 10k, 100k, 300k; local mode up to 100k
     python -m scripts.bench_store --sizes 10000 --local-max 10000
 
 Ends with one JSON line per engine and size:
 {"engine": ..., "passages": N, "write_s": ..., "index_s": ..., "reopen_s": ..., "query_p50_ms": ...,
- "query_p95_ms": ..., "rss_mb": ...}
+ "query_p95_ms": ..., "rss_mb": ..., "rss_before_store_mb": ...}  (rss_mb: the child's peak; the store's
+ own share is rss_mb - rss_before_store_mb, the models and the dev vectors being the rest)
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
-QUERIES = 200
 
 
 def embed_dev(cache: Path) -> Path:
@@ -45,10 +45,10 @@ def embed_dev(cache: Path) -> Path:
         return out
     from retrieval.config import StoreSettings
     from retrieval.datasets import load_multihop_set
-    from retrieval.embeddings import DenseEmbedder, SparseEmbedder
+    from retrieval.embeddings import DenseEmbedder
 
     settings = StoreSettings.resolve()
-    dense, sparse = DenseEmbedder(settings.dense_model, settings.models_dir), SparseEmbedder(settings.models_dir)
+    dense = DenseEmbedder(settings.dense_model, settings.models_dir)
     texts, questions = [], []
     for name in ("musique", "hotpotqa"):
         dev = load_multihop_set(DATA / name)
@@ -83,7 +83,7 @@ def points(base: dict, n: int, batch: int = 2000):
             for i, t, d, s in zip(idx, chunk_texts, dense, sparse_vectors)]
 
 
-def run_one(engine: str, n: int, npz: Path) -> dict:
+def run_one(engine: str, n: int, npz: Path, queries: int) -> dict:
     from qdrant_client import QdrantClient, models
 
     from retrieval.config import StoreSettings
@@ -91,6 +91,8 @@ def run_one(engine: str, n: int, npz: Path) -> dict:
     from retrieval.embeddings import SparseEmbedder
 
     base = dict(np.load(npz, allow_pickle=True))
+    SparseEmbedder(StoreSettings.resolve().models_dir).embed(["warm up"])  # its model is in both engines' RSS
+    base_mb = _rss_mb()
     work = Path(tempfile.mkdtemp(prefix=f"bench-store-{engine}-"))
 
     def open_client():
@@ -116,9 +118,9 @@ def run_one(engine: str, n: int, npz: Path) -> dict:
     reopen_s = time.perf_counter() - started
     sparse = SparseEmbedder(StoreSettings.resolve().models_dir)
     questions, qvectors = list(base["questions"]), base["qvectors"]
-    qsparse = [sparse.embed_query(q) for q in questions[:QUERIES]]
+    qsparse = [sparse.embed_query(q) for q in questions[:queries]]
     times = []
-    for i in range(QUERIES):
+    for i in range(queries):
         j = i % len(qsparse)
         started = time.perf_counter()
         client.query_points("c", prefetch=[
@@ -132,7 +134,15 @@ def run_one(engine: str, n: int, npz: Path) -> dict:
     return {"engine": engine, "passages": n, "write_s": round(write_s, 1), "index_s": round(index_s, 1),
             "reopen_s": round(reopen_s, 2), "query_p50_ms": round(statistics.median(times), 2),
             "query_p95_ms": round(times[int(0.95 * len(times)) - 1], 2),
-            "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
+            "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024), "rss_before_store_mb": base_mb}
+
+
+def _rss_mb() -> int:
+    """This process's resident memory now (MB)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024)
+    return 0
 
 
 def main() -> int:
@@ -141,10 +151,11 @@ def main() -> int:
     p.add_argument("--local-max", type=int, default=100_000,
                    help="largest size local mode runs at (it holds every point in Python; 300k takes hours)")
     p.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "raystorm-bench-store")
-    p.add_argument("--child", nargs=3, metavar=("ENGINE", "N", "NPZ"), help=argparse.SUPPRESS)
+    p.add_argument("--queries", type=int, default=100, help="hybrid queries timed per engine and size (default 100)")
+    p.add_argument("--child", nargs=4, metavar=("ENGINE", "N", "NPZ", "QUERIES"), help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
-        print(json.dumps(run_one(args.child[0], int(args.child[1]), Path(args.child[2]))))
+        print(json.dumps(run_one(args.child[0], int(args.child[1]), Path(args.child[2]), int(args.child[3]))))
         return 0
     args.cache.mkdir(parents=True, exist_ok=True)
     npz = embed_dev(args.cache)
@@ -154,7 +165,7 @@ def main() -> int:
             if engine == "local" and n > args.local_max:
                 print(json.dumps({"engine": engine, "passages": n, "skipped": f"above --local-max {args.local_max}"}))
                 continue
-            done = subprocess.run([sys.executable, __file__, "--child", engine, str(n), str(npz)],
+            done = subprocess.run([sys.executable, __file__, "--child", engine, str(n), str(npz), str(args.queries)],
                                   capture_output=True, text=True)
             if done.returncode != 0:
                 print(json.dumps({"engine": engine, "passages": n, "error": done.stderr.strip().splitlines()[-1:]}))
