@@ -16,6 +16,8 @@ does, and prints one JSON line {"passages", "ingest_per_s", "embed_per_s", "rati
     python -m scripts.bench_ingest                 # slides + a generated 500-page PDF
     python -m scripts.bench_ingest --pages 1000    # the long-file case
     python -m scripts.bench_ingest --pipeline      # ingest as the Ray Data pipeline (`ingest --distributed`)
+    python -m scripts.bench_ingest --folder DIR    # any corpus folder instead of the PDFs
+    python -m scripts.bench_ingest --multihop ../shared/data/musique   # a multi-hop set's corpus (one file a passage)
 
 With --pipeline the ingest runs on a local Ray sized for this machine (embedding actors, one CPU
 each, started inside the clock: what the pipeline costs is part of it), and the JSON line adds
@@ -127,9 +129,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=500, help="pages of the generated PDF (default 500)")
     parser.add_argument("--slides", type=Path, default=SLIDES, help="a real PDF (default: the STORM slides)")
+    parser.add_argument("--folder", type=Path, help="ingest this corpus folder instead of the PDFs")
+    parser.add_argument("--multihop", type=Path, nargs="+", metavar="SET",
+                        help="ingest these multi-hop sets' corpora (questions.json + corpus.json folders), each "
+                             "entry written as one Markdown file, instead of the PDFs")
     parser.add_argument("--pipeline", action="store_true",
                         help="ingest with the Ray Data pipeline on a local Ray (default: the one-process ingest)")
     args = parser.parse_args(argv)
+    if args.folder or args.multihop:
+        with tempfile.TemporaryDirectory(prefix="raystorm-bench-sets-") as tmp:
+            folder = args.folder or write_sets(args.multihop, Path(tmp))
+            rows = [r := _in_child(_ingest, [str(folder)], args.pipeline)]
+            print(f"ingest {folder.name[:21]:21} {r['passages']:6d} passages  {r['passages'] / r['ingest_s']:8.1f} "
+                  f"passages/s  (dense model alone {r['passages'] / r['embed_s']:8.1f}/s)  peak {r['peak_mib']:.0f} MiB")
+        return summary_line(rows, args.pipeline)
     if not args.slides.is_file():
         print(f"no PDF at {args.slides}: pass --slides PATH", file=sys.stderr)
         return 2
@@ -146,12 +159,27 @@ def main(argv: list[str] | None = None) -> int:
             print(f"ingest {path.name[:21]:21} {r['passages']:6d} passages  {r['passages'] / r['ingest_s']:8.1f} "
                   f"passages/s  (dense model alone {r['passages'] / r['embed_s']:8.1f}/s)  peak {r['peak_mib']:.0f} MiB"
                   + (f"  skipped: {r['skipped']}" if r["skipped"] else ""))
-    passages = sum(r["passages"] for r in rows)  # both files: their passages over their seconds
+    return summary_line(rows, args.pipeline)
+
+
+def write_sets(sets: list[Path], folder: Path) -> Path:
+    """Each multi-hop set's corpus entries as Markdown files (title heading, text) in `folder`."""
+    from retrieval.datasets import load_multihop_set
+
+    for set_dir in sets:
+        for i, doc in enumerate(load_multihop_set(set_dir).documents):
+            text = "\n\n".join(seg.text for seg in doc.segments)
+            (folder / f"{set_dir.name}-{i:05d}.md").write_text(f"# {doc.title}\n\n{text}\n", encoding="utf-8")
+    return folder
+
+
+def summary_line(rows: list[dict], pipeline: bool) -> int:
+    passages = sum(r["passages"] for r in rows)  # all files: their passages over their seconds
     ingest_per_s = passages / sum(r["ingest_s"] for r in rows)
     embed_per_s = passages / sum(r["embed_s"] for r in rows)
     line = {"passages": passages, "ingest_per_s": round(ingest_per_s, 1), "embed_per_s": round(embed_per_s, 1),
             "ratio": round(ingest_per_s / embed_per_s, 3)}
-    if args.pipeline:
+    if pipeline:
         rates = [r["per_worker_per_s"] for r in rows if r["per_worker_per_s"]]
         line["per_worker_per_s"] = round(sum(rates) / len(rates), 1) if rates else None
     print(json.dumps(line))
