@@ -22,8 +22,8 @@ It prints a row per article and the means, and ends with one JSON line:
 {"articles", "gold_sections_with_evidence", "min_snippets_per_subsection",
  "mean_evidence_words_per_section", "react_observation_share"}.
 
-    python -m scripts.audit_prompts /work/shared/data/freshwiki --limit 8
-    python -m scripts.audit_prompts DIR --root /tmp/before33   # the same audit of another checkout
+    python -m scripts.audit_prompts ../shared/data/freshwiki --limit 8
+    python -m scripts.audit_prompts DIR --root CHECKOUT   # the same audit of another checkout
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
     python -m scripts.bench_answers                       # musique, hotpotqa (../shared/data), tests/data/regulatory
     python -m scripts.bench_answers --sets regulatory --limit 20
-    PYTHONPATH=/tmp/before python -m scripts.bench_answers --out-dir bench-answers-before   # another checkout's code
+    PYTHONPATH=CHECKOUT python -m scripts.bench_answers --out-dir bench-answers-before   # another checkout's code
 
 Each set is ingested in this process (a multi-hop set from its corpus.json; the regulatory set from its
 Markdown files, so the evidence graph orders its editions) and every question is asked with the chain
