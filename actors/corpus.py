@@ -46,6 +46,12 @@ class CorpusActor:
                mmr: bool, vectors: QueryVectors | None = None) -> list[SearchHit]:
         return self._corpus.search(query, k=k, mode=mode, flt=flt, mmr=mmr, vectors=vectors)
 
+    def search_many(self, queries: list[str], k: int, mode: SearchMode | None, flt: SearchFilter | None,
+                    mmr: bool, vectors: list[QueryVectors | None]) -> list[list[SearchHit]]:
+        """`search` for each query, in one call."""
+        return [self._corpus.search(q, k=k, mode=mode, flt=flt, mmr=mmr, vectors=v)
+                for q, v in zip(queries, vectors, strict=True)]
+
     def version(self) -> str:
         """A hash of the collection's passage ids (`Corpus.version`), for a run's checkpoints."""
         return self._corpus.version()

@@ -62,7 +62,10 @@ class ExpertActor:
                    messages: Sequence[BaseChatMessage]) -> tuple[Response, Mapping[str, Any]]:
         agent = ExpertAgent(spec.name, spec.topic, self.models.for_topic(spec.topic), self.retriever,
                             search_k=spec.search_k, exclude_urls=spec.exclude_urls)
-        return await stateless_turn(agent, state, messages)
+        try:
+            return await stateless_turn(agent, state, messages)
+        finally:
+            await self.models.flush()
 
     def release(self, topics: Sequence[str]) -> None:
         """Forget these topics' models (a long-lived service, after their run)."""
@@ -71,4 +74,7 @@ class ExpertActor:
     async def run_stage(self, fn: StageFn[A, T], args: A, table: str | None) -> T:
         """`fn(args, ctx)` with this actor's models (for `args.topic`), retriever and the table `table`."""
         remote = RemoteTable(self.store_pool, table, encoder=self.retriever.encoder) if table else None
-        return await fn(args, StageContext(self.models.for_topic(args.topic), self.retriever, remote))
+        try:
+            return await fn(args, StageContext(self.models.for_topic(args.topic), self.retriever, remote))
+        finally:
+            await self.models.flush()

@@ -1,11 +1,12 @@
 """`LLMGateway`: one place for the cluster-wide limits of each LLM endpoint, the usage ledger and the cache.
 
 Models run where the agents are (a writer's calls go out from its own actor);
-the gateway only hands out permits. Before each call a model asks for a lease
-on its endpoint (`acquire`), which waits for a free slot under the endpoint's
-cluster-wide concurrency and requests-per-minute limits, and gives it back
-after, with the call's usage records, in one round trip (`settle`). A lease whose holder died is reclaimed after
-`lease_timeout_s`, so a lost node cannot leak slots.
+the gateway only hands out permits. A call needs a lease on its endpoint
+(`acquire`, which waits for a free slot under the endpoint's cluster-wide
+concurrency and requests-per-minute limits); an actor keeps a lease its call
+gave back for a moment, for its next call, and gives back unused ones in one
+message (`settle`), which also files usage records in batches (`actors.models.GatewayLink`).
+A lease whose holder died is reclaimed after `lease_timeout_s`, so a lost node cannot leak slots.
 
 Every call's `UsageRecord` reaches the gateway with the actor and topic it
 came from, so the run has one ledger: calls, tokens and cost per role, per
@@ -73,7 +74,7 @@ class EndpointGate:
     async def acquire(self, lease: str) -> None:
         asked = time.monotonic()
         self._reclaim()
-        if self._free() <= 0 or self._waiters:
+        if self.free() <= 0 or self._waiters:
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
             try:
@@ -114,12 +115,13 @@ class EndpointGate:
             self.stats.in_flight = len(self._held)
             self._wake()
 
-    def _free(self) -> int:
+    def free(self) -> int:
+        """Slots neither held nor handed to a waiter."""
         return self.limits.concurrency - len(self._held) - self._reserved
 
     def _wake(self) -> None:
         # a woken waiter's slot is reserved now, so a newcomer cannot take it before the waiter resumes
-        while self._waiters and self._free() > 0:
+        while self._waiters and self.free() > 0:
             waiter = self._waiters.popleft()
             if not waiter.done():
                 waiter.set_result(None)
@@ -208,18 +210,23 @@ class LLMGateway:
                                                  self.settings.lease_timeout_s)
         return self._gates[endpoint]
 
-    async def acquire(self, endpoint: str, holder: str) -> str:
+    async def acquire(self, endpoint: str, holder: str) -> tuple[str, bool]:
+        """A lease on `endpoint`, and whether its holder may keep it for its next calls: only while at
+        least half the endpoint's slots are free (nobody waits, so nobody is passed over) and without
+        a requests-per-minute limit (which spaces each request's start)."""
         lease = f"{holder}#{next(self._ids)}"
-        await self._gate(endpoint).acquire(lease)
+        gate = self._gate(endpoint)
+        await gate.acquire(lease)
         self._leases[lease] = endpoint
-        return lease
+        return lease, not gate.limits.requests_per_minute and 2 * gate.free() >= gate.limits.concurrency
 
-    def settle(self, lease: str | None, records: list[UsageRecord], actor: str, topic: str | None) -> None:
-        """After a model call: give back its lease (if any) and file its usage, in one round trip."""
-        endpoint = self._leases.pop(lease, None) if lease is not None else None
-        if endpoint is not None:
-            self._gate(endpoint).release(lease)
-        if records:
+    def settle(self, leases: list[str], filings: list[tuple[str | None, list[UsageRecord]]], actor: str) -> None:
+        """Give back `leases` and file usage records, (topic, records) at a time, from one actor in one message."""
+        for lease in leases:
+            endpoint = self._leases.pop(lease, None)
+            if endpoint is not None:
+                self._gate(endpoint).release(lease)
+        for topic, records in filings:
             self._book.add(records, actor, topic)
 
     def ledger(self, topic: str | None = None) -> UsageLedger:

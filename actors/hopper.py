@@ -86,8 +86,11 @@ class Hopper:
         calls filed under `topic`, `section` and `tool` as if the report agent had made them."""
         if self.run_models is None:
             raise UsageError("this Hopper serves questions only: start it with the run's gateway and models")
-        with in_report_place(section, tool):
-            return await ChainOfRAG(self.run_models.for_topic(topic), self.retriever, settings).answer(question)
+        try:
+            with in_report_place(section, tool):
+                return await ChainOfRAG(self.run_models.for_topic(topic), self.retriever, settings).answer(question)
+        finally:
+            await self.run_models.flush()
 
 
 class HopperPool:

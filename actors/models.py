@@ -15,6 +15,7 @@ in front of the extractive one. Off (0) by default.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -36,6 +37,8 @@ from retrieval.embeddings import shared_dense
 INJECTED_ENDPOINT = "injected-latency"
 GATEWAY_TIMEOUT_S = 60.0
 LEASE_TIMEOUT_S = 1800.0  # a lease may wait behind a long queue of calls to a slow endpoint
+LEASE_LINGER_S = 0.1  # a lease given back waits this long for the same actor's next call
+LEASE_REUSE_S = 10.0  # and is reused for at most this long after its grant
 
 
 class LatencyModel:
@@ -75,48 +78,117 @@ class GatewayCache:
 
 
 class UsageFiler:
-    """Sends a ledger's new records to the gateway, tagged with the actor and the topic."""
+    """A topic's ledger, whose new records its actor's `GatewayLink` files with the gateway."""
 
-    def __init__(self, ledger: UsageLedger, gateway: ray.actor.ActorHandle, holder: str, topic: str | None):
+    def __init__(self, ledger: UsageLedger, link: "GatewayLink", topic: str | None):
         self.ledger = ledger
-        self._gateway = gateway
-        self._holder = holder
-        self._topic = topic
-        self._sent = 0
+        self.topic = topic
+        self.sent = 0
+        link.filers.append(self)
 
-    async def flush(self, stage: str, lease: str | None = None) -> None:
-        """Files the new records and gives back `lease`, in one call to the gateway. The call is sent
-        before anything is awaited: a cancelled caller still gives its lease back."""
-        new = self.ledger.records[self._sent:]
-        if not new and lease is None:
+
+class GatewayLink:
+    """One actor's traffic with the gateway: leases reused between its calls, usage filed in batches.
+
+    A lease the gateway marks reusable (granted while at least half the endpoint's slots were free,
+    and no rate limit) stays with the actor for `LEASE_LINGER_S` after its call, and the actor's next
+    call on that endpoint takes it without asking the gateway; whatever no call took by then goes
+    back in one message (not awaited). A lease is never reused past `LEASE_REUSE_S` from its grant,
+    which bounds how long a busy actor can keep slots from others once the endpoint fills up. The
+    gateway's limit holds as before: a lease is one request in flight or one waiting a moment to be
+    reused. The records of every call
+    are filed by `flush`, which each actor method that runs models awaits before it returns, so the
+    orchestrator never reads a ledger that lacks a call it has seen the result of.
+    """
+
+    def __init__(self, gateway: ray.actor.ActorHandle, holder: str):
+        self.gateway = gateway
+        self.holder = holder
+        self.filers: list[UsageFiler] = []
+        self._held: dict[str, float] = {}  # lease of a call in flight -> when granted
+        self._free: dict[str, list[tuple[str, float]]] = {}  # endpoint -> (lease, when granted), unused
+        self._returning: asyncio.TimerHandle | None = None
+        self._returning_on: asyncio.AbstractEventLoop | None = None
+        self._flushing: asyncio.Future | None = None
+
+    async def take(self, endpoint: str, stage: str) -> str:
+        now = time.monotonic()
+        free = self._free.get(endpoint, [])
+        while free:
+            lease, granted = free.pop()
+            if now - granted < LEASE_REUSE_S:
+                self._held[lease] = granted
+                return lease
+            self._give_back([lease])  # (a lease is given back as it turns too old to reuse)
+        lease, reusable = await call(self.gateway.acquire.remote(endpoint, self.holder), actor="LLMGateway",
+                                     method="acquire", stage=stage, timeout_s=LEASE_TIMEOUT_S)
+        self._held[lease] = time.monotonic() if reusable else -LEASE_REUSE_S  # (never reused)
+        return lease
+
+    def give(self, endpoint: str, lease: str) -> None:
+        """`lease` is free again: kept a moment for this actor's next call, then given back."""
+        granted = self._held.pop(lease, -LEASE_REUSE_S)
+        if time.monotonic() - granted >= LEASE_REUSE_S:
+            self._give_back([lease])
             return
-        self._sent += len(new)
-        ref = self._gateway.settle.remote(lease, list(new), self._holder, self._topic)
-        await call(ref, actor="LLMGateway", method="settle", stage=stage, timeout_s=GATEWAY_TIMEOUT_S)
+        self._free.setdefault(endpoint, []).append((lease, granted))
+        loop = asyncio.get_running_loop()
+        if self._returning is None or self._returning_on is not loop:  # (a test may run several loops)
+            self._returning, self._returning_on = loop.call_later(LEASE_LINGER_S, self._return_idle), loop
+
+    def _return_idle(self) -> None:
+        self._returning = None
+        idle = [lease for leases in self._free.values() for lease, _ in leases]
+        self._free.clear()
+        self._give_back(idle)
+
+    def _give_back(self, leases: list[str]) -> None:
+        if leases:  # not awaited: the gateway frees them when the message lands (a dead actor's, on timeout)
+            self.gateway.settle.remote(leases, [], self.holder)
+
+    async def flush(self, stage: str = "llm") -> None:
+        """File every record not yet filed, in one call to the gateway (waiting for one already under way)."""
+        while self._flushing is not None:
+            await asyncio.shield(self._flushing)
+        filings = []
+        for filer in self.filers:
+            new = filer.ledger.records[filer.sent:]
+            if new:
+                filer.sent += len(new)
+                filings.append((filer.topic, list(new)))
+        if not filings:
+            return
+        self._flushing = asyncio.get_running_loop().create_future()
+        try:
+            await call(self.gateway.settle.remote([], filings, self.holder), actor="LLMGateway", method="settle",
+                       stage=stage, timeout_s=GATEWAY_TIMEOUT_S)
+        finally:
+            self._flushing.set_result(None)
+            self._flushing = None
+
+    def forget(self, topics: Sequence[str]) -> None:
+        gone = set(topics)
+        self.filers = [f for f in self.filers if f.topic not in gone]
 
 
 class GatedModel:
-    """Runs `inner` under a gateway lease on `endpoint` (None: no lease), then files the call's usage."""
+    """Runs `inner` under a gateway lease on `endpoint` (None: no lease); its usage is filed by `link`."""
 
-    def __init__(self, inner: LanguageModel, gateway: ray.actor.ActorHandle, endpoint: str | None,
-                 filer: UsageFiler, holder: str):
+    def __init__(self, inner: LanguageModel, endpoint: str | None, filer: UsageFiler, link: GatewayLink):
         self.inner = inner
         self.name = inner.name
         self.endpoint = endpoint
         self.ledger = filer.ledger
-        self._gateway = gateway
-        self._filer = filer
-        self._holder = holder
+        self._link = link
 
     async def run(self, step: type[Step], inp: BaseModel) -> BaseModel:
-        lease = None
-        if self.endpoint is not None:
-            lease = await call(self._gateway.acquire.remote(self.endpoint, self._holder), actor="LLMGateway",
-                               method="acquire", stage=step.role, timeout_s=LEASE_TIMEOUT_S)
+        if self.endpoint is None:
+            return await self.inner.run(step, inp)
+        lease = await self._link.take(self.endpoint, step.role)
         try:
             return await self.inner.run(step, inp)
         finally:
-            await self._filer.flush(step.role, lease)
+            self._link.give(self.endpoint, lease)
 
     async def close(self) -> None:
         if hasattr(self.inner, "close"):
@@ -168,11 +240,16 @@ class ActorModels:
         self.holder = holder
         self.nlp = nlp
         self._by_topic: dict[str, RoleModels] = {}
+        self.link = GatewayLink(gateway, holder)
         self._http: httpx.AsyncClient | None = None
         if recipe.llm.uses_llm:
-            # the chat client's modules take about a second to import: with the actor, not in its first call,
-            # where they would hold up every other call this actor has in flight
+            # the chat client's modules take about a second to import, and the HTTP client's TLS context
+            # a tenth of one: with the actor, not in its first call, where they would hold up every other
+            # call this actor has in flight
             import autogen_ext.models.openai  # noqa: F401
+
+            # one HTTP client (connection pool, TLS context) for every topic's chat models on this actor
+            self._http = recipe.http_client_factory() if recipe.http_client_factory else _default_http()
 
     def for_topic(self, topic: str) -> RoleModels:
         if topic not in self._by_topic:
@@ -182,11 +259,8 @@ class ActorModels:
     def _build(self, topic: str) -> RoleModels:
         settings = self.recipe.llm
         ledger = UsageLedger()
-        filer = UsageFiler(ledger, self.gateway, self.holder, topic)
+        filer = UsageFiler(ledger, self.link, topic)
         cache = GatewayCache(self.gateway) if settings.cache and self.recipe.gateway_cache else None
-        if self._http is None and settings.uses_llm:
-            # one HTTP client (connection pool, TLS context) for every topic's chat models on this actor
-            self._http = self.recipe.http_client_factory() if self.recipe.http_client_factory else _default_http()
         built: dict[ModelSpec, LanguageModel] = {}
 
         def model_for(spec: ModelSpec) -> LanguageModel:
@@ -201,7 +275,7 @@ class ActorModels:
                 if self.recipe.inject_latency_s:
                     base = LatencyModel(base, self.recipe.inject_latency_s)
                     endpoint = endpoint or INJECTED_ENDPOINT
-                built[spec] = GatedModel(base, self.gateway, endpoint, filer, self.holder)
+                built[spec] = GatedModel(base, endpoint, filer, self.link)
             return built[spec]
 
         default = model_for(settings.default)
@@ -213,6 +287,12 @@ class ActorModels:
         which the next topics' models share."""
         for topic in topics:
             self._by_topic.pop(topic, None)
+        self.link.forget(topics)
+
+    async def flush(self) -> None:
+        """File the usage of every call made so far with the gateway (each actor method that ran models
+        awaits this before it returns)."""
+        await self.link.flush()
 
     async def close(self) -> None:
         for models in self._by_topic.values():

@@ -53,7 +53,10 @@ class ReportAgentActor:
                                   timeout_s=QUESTION_TIMEOUT_S, idempotent=True) for q in questions)))
 
         ctx = StageContext(self.models.for_topic(args.topic), self.retriever, ask_many=ask_many)
-        section = await react_section(args, ctx)
+        try:
+            section = await react_section(args, ctx)
+        finally:
+            await self.models.flush()
         self.written.setdefault(args.topic, {})[section.index] = section
         return section
 

@@ -45,12 +45,26 @@ class LocalEncoder:
             return None
         return await asyncio.to_thread(self._ready().encode, query, mode, mmr)
 
+    async def encode_many(self, queries: list[str], mode: SearchMode, mmr: bool = False) -> list[QueryVectors | None]:
+        """`encode` for each query, one after another on one worker thread (one hand-off, not one each)."""
+        if self.store is None:
+            return [None] * len(queries)
+
+        def run() -> list[QueryVectors | None]:
+            encoder = self._ready()
+            return [encoder.encode(q, mode, mmr) if q.strip() else None for q in queries]
+
+        return await asyncio.to_thread(run)
+
 
 class SearchHost(Protocol):
     """What the actors behind a `PoolRetriever` expose (`actors.corpus.CorpusActor`)."""
 
     def search(self, query: str, k: int, mode: SearchMode | None, flt: SearchFilter | None,
                mmr: bool, vectors: QueryVectors | None = None) -> list[SearchHit]: ...
+
+    def search_many(self, queries: list[str], k: int, mode: SearchMode | None, flt: SearchFilter | None,
+                    mmr: bool, vectors: list[QueryVectors | None]) -> list[list[SearchHit]]: ...
 
 
 class PoolRetriever:
@@ -71,3 +85,9 @@ class PoolRetriever:
         vectors = await self.encoder.encode(query, self.mode or DEFAULT_MODE, self.mmr)
         return await self.pool.call(SearchHost.search, query, k, self.mode, flt, self.mmr, vectors, stage="search",
                                     timeout_s=self.timeout_s, idempotent=True)
+
+    async def search_many(self, queries: list[str], k: int = 5, flt: SearchFilter | None = None) -> list[list[SearchHit]]:
+        """`search` for each of `queries`, in one call to a corpus actor (an expert turn's queries)."""
+        vectors = await self.encoder.encode_many(queries, self.mode or DEFAULT_MODE, self.mmr)
+        return await self.pool.call(SearchHost.search_many, queries, k, self.mode, flt, self.mmr, vectors,
+                                    stage="search", timeout_s=self.timeout_s, idempotent=True)

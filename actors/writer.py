@@ -51,14 +51,20 @@ class PersonaWriter:
         """The persona under `key` answers in character, from the conversation it has had so far."""
         agent = self.host.agent(key)
         memory = PersonaMemory.of(Conversation.of(agent.persona, list(agent.heard)))
-        return await interview(memory, agent.topic, question, self.models.for_topic(agent.topic))
+        try:
+            return await interview(memory, agent.topic, question, self.models.for_topic(agent.topic))
+        finally:
+            await self.models.flush()
 
     def add_writer(self, key: str, name: str, topic: str, persona: Persona, max_turns: int) -> AgentCard:
         """A fresh writer under `key` (replacing one from an earlier, failed try)."""
         return self.host.add(key, WriterAgent(name, topic, persona, self.models.for_topic(topic), max_turns))
 
     async def on_messages(self, key: str, messages: Sequence[BaseChatMessage]) -> Response:
-        return await self.host.on_messages(key, messages)
+        try:
+            return await self.host.on_messages(key, messages)
+        finally:
+            await self.models.flush()
 
     async def on_reset(self, key: str) -> None:
         await self.host.on_reset(key)

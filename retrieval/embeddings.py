@@ -204,12 +204,21 @@ class DenseEmbedder:
         return out
 
     def embed_query(self, text: str) -> list[float]:
+        """The query's vector; a query another thread is embedding right now is waited for, not embedded twice."""
         key = "\x00query\x00" + text  # fastembed may embed queries and documents differently
-        hit = self._cache.get(key)
-        if hit is not None:
-            return hit
-        vec = next(iter(self._load().query_embed(text)))
-        self._cache.put(key, vec)
+        found, mine, theirs = self._cache.claim([key])
+        if key in found:
+            return found[key]
+        if key in theirs:
+            theirs[key].wait(timeout=CLAIM_WAIT_S)
+            vec = self._cache.get(key)
+            if vec is not None:
+                return vec
+        try:
+            vec = next(iter(self._load().query_embed(text)))
+            self._cache.put(key, vec)
+        finally:
+            self._cache.release(mine)
         return vec.tolist()
 
 

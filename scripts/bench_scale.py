@@ -44,9 +44,11 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 from scripts.bench_cluster import chain_of  # one copy of the critical-path count
+from scripts.cpu_breakdown import Profiler, breakdown
 from tests.support.llm_endpoint import peak_concurrency, start_endpoint
 
 HERE = Path(__file__).resolve().parent
@@ -80,6 +82,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--in-process", action="store_true", help="also run each size in process, topic by topic")
     p.add_argument("--only-in-process", action="store_true", help="only the in-process baseline")
     p.add_argument("--sample-s", type=float, default=0.5, help="RSS/CPU sampling period (default 0.5)")
+    p.add_argument("--profile", metavar="DIR", help="py-spy on the driver and every actor during each size: print "
+                   "where the CPU per model call goes (scripts/cpu_breakdown.py's parts); raw stacks kept in DIR")
+    p.add_argument("--profile-rate", type=int, default=100, help="py-spy samples a second (default 100)")
     p.add_argument("--keep", metavar="DIR", help="keep the data dir, runs and endpoint logs here")
     p.add_argument("--results", metavar="FILE.jsonl", help="append each size's JSON line to this file")
     p.add_argument("--plot", metavar="FILE.png", help="plot wall time against topics from --results (every "
@@ -119,6 +124,13 @@ class Sampler(threading.Thread):
         self.kind: dict[int, str] = {}
         self.peak_actors_total = 0.0
         self.names: dict[int, str] = {}  # actor pid -> its class (Expert, PersonaWriter, ...)
+        self.on_new: list = []  # callbacks(pid, name) for the driver and each actor, once (the profiler's)
+        self.announced: set[int] = set()
+        # CPU already spent when the run starts (a cluster's daemons, a service's actors) is not the run's
+        self.cpu0: dict[int, float] = {}
+        for pid in self.ours():
+            if pid != driver_pid and (seen := self.sample(pid)) is not None:
+                self.cpu0[pid] = seen[2]
 
     def classify(self, pid: int, cmd: str) -> str | None:
         if pid == self.driver_pid:
@@ -163,25 +175,38 @@ class Sampler(threading.Thread):
 
     def run(self) -> None:
         while not self.stop_event.is_set():
-            total = 0.0
-            for pid in self.ours():
-                seen = self.sample(pid)
-                if seen is None:
-                    continue
-                cmd, rss, cpu = seen
-                kind = self.classify(pid, cmd)
-                if kind is None:
-                    continue
-                if self.kind.get(pid) != "actor":  # once an actor, always counted as one
-                    self.kind[pid] = kind
-                if kind == "actor":
-                    self.names[pid] = cmd.split()[0].removeprefix("ray::").split("[")[0]
-                self.peak[pid] = max(self.peak.get(pid, 0.0), rss)
-                self.cpu[pid] = cpu
-                if self.kind[pid] == "actor":
-                    total += rss
-            self.peak_actors_total = max(self.peak_actors_total, total)
+            self.tick()
             self.stop_event.wait(self.period_s)
+        self.tick()  # the CPU the service's actors spent up to the end
+
+    def tick(self) -> None:
+        total = 0.0
+        for pid in self.ours():
+            seen = self.sample(pid)
+            if seen is None:
+                continue
+            cmd, rss, cpu = seen
+            kind = self.classify(pid, cmd)
+            if kind is None:
+                continue
+            if self.kind.get(pid) != "actor":  # once an actor, always counted as one
+                self.kind[pid] = kind
+            if kind == "actor":
+                self.names[pid] = cmd.split()[0].removeprefix("ray::").split("[")[0]
+            # the driver once its interpreter is up (some CPU spent), each actor once it hosts one
+            if (kind == "actor" or (kind == "driver" and cpu >= 0.2)) and pid not in self.announced:
+                self.announced.add(pid)
+                for callback in self.on_new:
+                    callback(pid, self.names.get(pid, kind))
+            self.peak[pid] = max(self.peak.get(pid, 0.0), rss)
+            self.cpu[pid] = cpu
+            if self.kind[pid] == "actor":
+                total += rss
+        self.peak_actors_total = max(self.peak_actors_total, total)
+
+    def used(self, pid: int) -> float:
+        """CPU seconds this process spent since the run started."""
+        return self.cpu[pid] - self.cpu0.get(pid, 0.0)
 
     def summary(self) -> dict:
         def of(kind):
@@ -190,9 +215,9 @@ class Sampler(threading.Thread):
         return {"rss_mb": {"driver": round(max((self.peak[p] for p in of("driver")), default=0.0), 1),
                            "actor_max": round(max((self.peak[p] for p in actors), default=0.0), 1),
                            "actors_total": round(self.peak_actors_total, 1), "actors": len(actors)},
-                "cpu_s": {k: round(sum(self.cpu[p] for p in of(k)), 1)
+                "cpu_s": {k: round(sum(self.used(p) for p in of(k)), 2)
                           for k in ("driver", "actor", "idle_worker", "ray")},
-                "by_actor": {name: {"n": len(pids), "cpu_s": round(sum(self.cpu[p] for p in pids), 1),
+                "by_actor": {name: {"n": len(pids), "cpu_s": round(sum(self.used(p) for p in pids), 2),
                                     "rss_mb_max": round(max(self.peak[p] for p in pids), 1)}
                              for name in sorted(set(self.names.values()))
                              for pids in [[p for p, n in self.names.items() if n == name]]}}
@@ -243,15 +268,20 @@ def run_size(n: int, args, home: Path, base: Path, distributed: bool, shared: En
     with (work / "stderr.txt").open("w") as err_file:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         sampler = Sampler(proc.pid, args.sample_s, cluster_pid=args.cluster_pid if distributed else None)
+        profiler = Profiler(Path(args.profile) / work.name, args.profile_rate) if args.profile else None
+        if profiler:
+            sampler.on_new.append(profiler.add)
         sampler.start()
         for line in proc.stderr:
             if not ready_at and re.search(r"\d+ writers and \d+ experts on|using the report service", line):
                 ready_at.append(time.perf_counter())
             err_file.write(f"{time.perf_counter() - started:8.2f} {line}")
-        rc = proc.wait()
+        _, status, usage = os.wait4(proc.pid, 0)  # the driver's own CPU to its end, which sampling can miss
+        rc = proc.returncode = os.waitstatus_to_exitcode(status)
     wall, ended_epoch = time.perf_counter() - started, time.time()
     sampler.stop_event.set()
     sampler.join()
+    stacks = profiler.stop() if profiler else None
     if not shared:
         endpoint.server.stop()
     log = endpoint.server.requests()[seen:]
@@ -267,6 +297,13 @@ def run_size(n: int, args, home: Path, base: Path, distributed: bool, shared: En
     outcomes: dict[str, int] = {}
     for e in log:
         outcomes[e["outcome"]] = outcomes.get(e["outcome"], 0) + 1
+    used = sampler.summary()
+    if shared:  # a client without children: its rusage is its own CPU, to the last file written
+        used["cpu_s"]["driver"] = round(usage.ru_utime + usage.ru_stime, 2)
+    cpu_total = sum(used["cpu_s"].values())
+    per_call = {"cpu_ms_per_call": round(1000 * cpu_total / len(log), 2) if log else None}
+    if stacks is not None:
+        per_call["cpu_ms_per_call_by_part"] = profile_parts(stacks, sampler, len(log))
     return {"system": label, "topics": n, "personas": args.personas + 1, "turns": args.turns,
             "writers": args.writers, "experts": args.experts,
             "latency": endpoint.latency, "cap": args.cap, "fail_rate": args.fail_rate, "wall_s": round(wall, 2),
@@ -276,8 +313,21 @@ def run_size(n: int, args, home: Path, base: Path, distributed: bool, shared: En
             "calls": len(log), "steps": sum(steps), "outcomes": outcomes, "peak_concurrency": peak_concurrency(log),
             "llm_span_s": round(last - first, 2), "span_over_bound": round((last - first) / bound, 3) if bound else None,
             "before_first_call_s": round(first - started_epoch, 2), "after_last_call_s": round(ended_epoch - last, 2),
-            **sampler.summary(), "reports": len(done), "duplicate_snippets": duplicates,
+            **used, **per_call, "reports": len(done), "duplicate_snippets": duplicates,
             "loadavg": open("/proc/loadavg").read().split()[:3]}
+
+
+def profile_parts(stacks: dict, sampler: "Sampler", calls: int) -> dict[str, float]:
+    """CPU-ms per model call by part (`cpu_breakdown.PARTS`): each profiled process's measured CPU shared out
+    in its samples' proportions; Ray's own daemons are a part of their own."""
+    cpu: Counter = Counter()
+    for pid, (_, process_stacks) in stacks.items():
+        if pid in sampler.cpu:
+            cpu.update(breakdown(process_stacks, sampler.used(pid)))
+    ms = {part: 1000 * s / calls for part, s in cpu.items()}
+    daemons = [p for p, k in sampler.kind.items() if k in ("ray", "idle_worker")]
+    ms["Ray's daemons (raylet, GCS, ...)"] = 1000 * sum(sampler.used(p) for p in daemons) / calls
+    return {part: round(v, 2) for part, v in sorted(ms.items(), key=lambda kv: -kv[1])}
 
 
 def duplicate_snippets(folder: Path) -> int:
@@ -345,7 +395,10 @@ def main() -> None:
                       f"{r['calls']} requests, peak {r['peak_concurrency']} in flight; "
                       f"RSS driver {r['rss_mb']['driver']} MB, actor max {r['rss_mb']['actor_max']} MB "
                       f"({r['rss_mb']['actors']} actors, {r['rss_mb']['actors_total']} MB); "
-                      f"CPU {r['cpu_s']}; duplicates {r['duplicate_snippets']}", flush=True)
+                      f"CPU {r['cpu_s']} = {r['cpu_ms_per_call']} ms per model call; "
+                      f"duplicates {r['duplicate_snippets']}", flush=True)
+                for part, ms in (r.get("cpu_ms_per_call_by_part") or {}).items():
+                    print(f"{'':>24}{ms:7.2f} ms per call  {part}", flush=True)
     for r in results:
         print(json.dumps(r))
     if args.results:

@@ -8,7 +8,9 @@ It runs in its own venv, not raystorm's (STORM pins other versions of qdrant, op
 
 For each size N it runs `STORMWikiRunner` on N topics one after another (the way STORM's README
 runs several: `runner.run(topic)`, `runner.post_run()` per topic) and prints one JSON line
-`{"system": "storm", "topics": N, "wall_s": ..., "calls": ...}`. The topics are bench_scale's
+`{"system": "storm", "topics": N, "wall_s": ..., "calls": ..., "cpu_ms_per_call": ...}`: the CPU of this
+process (every thread; the endpoint is a child process, not counted) from the runner being built to the
+last topic's files, per model call, beside `bench_scale`'s figure for raystorm. The topics are bench_scale's
 (`topic_list`), or the lines of `--topics-file`.
 
 Everything is offline. The LMs are STORM's `LitellmModel` against `--base-url` (an OpenAI-compatible
@@ -35,6 +37,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -195,24 +198,32 @@ def make_runner(args, base_url: str, out_dir: Path, store: Path, collection: str
     return STORMWikiRunner(runner_args, lms, rm), rm
 
 
+def cpu_s() -> float:
+    """This process's CPU seconds so far, every thread (the endpoint is a child: not counted)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
 def run_size(args, topics: list[str], base_url: str, work: Path, store: Path, collection: str,
              model_dir: str, log: Path | None) -> dict:
     out_dir = work / f"articles-{len(topics)}"
     started = time.time()
     runner, rm = make_runner(args, base_url, out_dir, store, collection, model_dir)
-    ready = time.time()
+    ready, cpu_ready = time.time(), cpu_s()
     for topic in topics:
         runner.run(topic=topic, do_research=True, do_generate_outline=True, do_generate_article=True,
                    do_polish_article=True)
         runner.post_run()
-    ended = time.time()
+    ended, cpu_used = time.time(), cpu_s() - cpu_ready
     rm.client.close()  # embedded Qdrant allows one client per folder: the next size opens its own
     histories = list(out_dir.glob("*/llm_call_history.jsonl"))
     lm_calls = sum(len([x for x in h.read_text().splitlines() if x.strip()]) for h in histories)
     polished = list(out_dir.glob("*/storm_gen_article_polished.txt"))
     http = requests_between(log, started, ended) if log else None
+    calls = http if http is not None else lm_calls
     return {"system": "storm", "topics": len(topics), "wall_s": round(ended - started, 2),
-            "startup_s": round(ready - started, 2), "calls": http if http is not None else lm_calls,
+            "startup_s": round(ready - started, 2), "calls": calls, "cpu_s": round(cpu_used, 2),
+            "cpu_ms_per_call": round(1000 * cpu_used / calls, 2) if calls else None,
             "lm_calls": lm_calls, "articles": len(polished), "latency_ms": args.latency_ms if log else None,
             "loadavg": open("/proc/loadavg").read().split()[:3] if os.path.exists("/proc/loadavg") else None}
 

@@ -77,7 +77,7 @@ class ExpertAgent(BaseChatAgent):
         planned = await self.models.run(PlanQueries, QueriesInput(topic=self.topic, question=question,
                                                                   max_queries=MAX_QUERIES))
         queries = _unique([" ".join(q.split()) for q in planned.queries if q.strip()])[:MAX_QUERIES] or [question]
-        found = await asyncio.gather(*(self.retriever.search(q, k=self.search_k, flt=self.filter) for q in queries))
+        found = await self._search(queries)
         results: list[SearchResult] = []
         seen: set[str] = set()
         for hits in found:
@@ -93,6 +93,15 @@ class ExpertAgent(BaseChatAgent):
         answer = keep_valid(cut_unfinished(out.answer.strip()), len(results)).strip() or NOTHING_FOUND
         return DialogueTurn(user_utterance=question, search_queries=queries, search_results=results,
                             agent_utterance=answer, cited=sorted(cited_numbers(answer)))
+
+
+    async def _search(self, queries: list[str]):
+        """Every query's hits: in one call where the retriever takes several (a pool of corpus actors), else
+        all at once."""
+        search_many = getattr(self.retriever, "search_many", None)
+        if search_many is not None:
+            return await search_many(queries, k=self.search_k, flt=self.filter)
+        return await asyncio.gather(*(self.retriever.search(q, k=self.search_k, flt=self.filter) for q in queries))
 
 
 def _unique(items: list[str]) -> list[str]:

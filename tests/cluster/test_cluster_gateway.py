@@ -81,7 +81,9 @@ def test_gated_models_share_one_limit_and_one_ledger(ray_cluster, tmp_path):
     async def run_all():
         calls = [s.for_topic(t).run(ShoutStep, Note(text=f"{t} {i}"))
                  for s in sets for t in ("alpha", "beta") for i in range(3)]
-        return await asyncio.gather(*calls)
+        outputs = await asyncio.gather(*calls)
+        await asyncio.gather(*(s.flush() for s in sets))  # as each actor method that ran models does
+        return outputs
 
     outputs = asyncio.run(run_all())
     assert [o.text for o in outputs[:3]] == ["ALPHA 0", "ALPHA 1", "ALPHA 2"]
@@ -90,7 +92,8 @@ def test_gated_models_share_one_limit_and_one_ledger(ray_cluster, tmp_path):
     assert {a: t.calls for a, t in report.by_actor.items()} == {"PersonaWriter[0]": 6, "PersonaWriter[1]": 6}
     assert {t: v.calls for t, v in report.by_topic.items()} == {"alpha": 6, "beta": 6}
     (gate,) = report.gates
-    assert gate.endpoint == INJECTED_ENDPOINT and gate.peak_in_flight == 2 and gate.granted == 12
+    # a lease given back is reused by its holder's next call: fewer grants than calls, never over the limit
+    assert gate.endpoint == INJECTED_ENDPOINT and gate.peak_in_flight == 2 and 2 <= gate.granted <= 12
 
     entry = CachedCompletion(key="k" * 64, model="m", text="cached", request={})
     get(gateway.cache_put.remote(entry), actor="LLMGateway", method="cache_put", stage="test", timeout_s=30)
@@ -101,3 +104,58 @@ def test_gated_models_share_one_limit_and_one_ledger(ray_cluster, tmp_path):
 def test_latency_knob_refuses_negative_values():
     with pytest.raises(ValueError):
         ModelRecipe(inject_latency_s=-1)
+
+
+def _gate_of(gateway) -> "object":
+    (gate,) = get(gateway.report.remote(), actor="LLMGateway", method="report", stage="test", timeout_s=30).gates
+    return gate
+
+
+def test_an_actor_reuses_its_lease_and_gives_idle_ones_back(ray_cluster):
+    gateway = LLMGateway.remote(GatewaySettings(endpoints={INJECTED_ENDPOINT: EndpointLimits(concurrency=8)}))
+    models = ActorModels(ModelRecipe(inject_latency_s=0.01), gateway, holder="Expert[0]")
+
+    async def one_after_another():
+        for i in range(5):
+            await models.for_topic("alpha").run(ShoutStep, Note(text=f"a {i}"))
+        await models.flush()
+        held = _gate_of(gateway).in_flight  # the lease waits a moment for this actor's next call
+        await asyncio.sleep(0.5)  # past LEASE_LINGER_S: given back
+        return held
+
+    held = asyncio.run(one_after_another())
+    gate = _gate_of(gateway)
+    assert gate.granted == 1 and held == 1 and gate.in_flight == 0
+    report = get(gateway.report.remote(), actor="LLMGateway", method="report", stage="test", timeout_s=30)
+    assert report.summary.total.calls == 5 and report.by_topic["alpha"].calls == 5
+
+
+def test_a_lease_is_not_kept_when_the_endpoint_fills_up_or_has_a_rate_limit(ray_cluster):
+    # one slot: once granted, no slot is free, so the lease goes back after each call
+    for limits in (EndpointLimits(concurrency=1), EndpointLimits(concurrency=8, requests_per_minute=6000)):
+        gateway = LLMGateway.remote(GatewaySettings(endpoints={INJECTED_ENDPOINT: limits}))
+        models = ActorModels(ModelRecipe(inject_latency_s=0.01), gateway, holder="Expert[0]")
+
+        async def three():
+            for i in range(3):
+                await models.for_topic("alpha").run(ShoutStep, Note(text=f"a {i}"))
+            await models.flush()
+            await asyncio.sleep(0.3)
+
+        asyncio.run(three())
+        gate = _gate_of(gateway)
+        assert gate.granted == 3 and gate.peak_in_flight == 1 and gate.in_flight == 0, limits
+
+
+def test_usage_is_filed_once_by_flushes_that_overlap(ray_cluster):
+    gateway = LLMGateway.remote(GatewaySettings())
+    models = ActorModels(ModelRecipe(inject_latency_s=0.0), gateway, holder="Writer[0]")
+
+    async def calls_and_flushes():
+        await asyncio.gather(*(models.for_topic(t).run(ShoutStep, Note(text=t)) for t in ("a", "b", "b")))
+        await asyncio.gather(models.flush(), models.flush(), models.flush())
+        await models.flush()  # nothing new: no message
+
+    asyncio.run(calls_and_flushes())
+    report = get(gateway.report.remote(), actor="LLMGateway", method="report", stage="test", timeout_s=30)
+    assert {t: v.calls for t, v in report.by_topic.items()} == {"a": 1, "b": 2}

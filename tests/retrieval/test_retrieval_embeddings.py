@@ -16,6 +16,7 @@ class CountingModel:
     def __init__(self, model):
         self.model = model
         self.texts = 0
+        self.queries = 0
         self._lock = threading.Lock()
 
     def embed(self, texts, **kwargs):
@@ -24,6 +25,8 @@ class CountingModel:
         return self.model.embed(texts, **kwargs)
 
     def query_embed(self, text, **kwargs):
+        with self._lock:
+            self.queries += 1
         return self.model.query_embed(text, **kwargs)
 
 
@@ -55,3 +58,21 @@ def test_a_small_cache_forgets_the_oldest_and_still_answers_exactly(models_dir):
     assert small.embed(TEXTS[:20]) == plain.embed(TEXTS[:20])
     assert small.embed(TEXTS[:3]) == plain.embed(TEXTS[:3])  # evicted, embedded again
     assert len(small._cache._rows) == 8
+
+
+def test_a_query_asked_by_several_threads_at_once_is_embedded_once(models_dir):
+    plain = DenseEmbedder(models_dir=models_dir, cache_size=0)
+    cached = DenseEmbedder(models_dir=models_dir)
+    counting = CountingModel(cached._load())
+    cached._model = counting
+    queries = ["flood rider waiting period", "deductible schedule after the Marrow River flood"]
+    start = threading.Barrier(6)
+
+    def one(i: int) -> list[float]:
+        start.wait()
+        return cached.embed_query(queries[i % 2])
+
+    with ThreadPoolExecutor(6) as pool:
+        results = list(pool.map(one, range(6)))
+    assert results == [plain.embed_query(queries[i % 2]) for i in range(6)]  # the model's own vectors
+    assert counting.queries == 2
