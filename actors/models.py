@@ -37,7 +37,7 @@ from retrieval.embeddings import shared_dense
 INJECTED_ENDPOINT = "injected-latency"
 GATEWAY_TIMEOUT_S = 60.0
 LEASE_TIMEOUT_S = 1800.0  # a lease may wait behind a long queue of calls to a slow endpoint
-LEASE_LINGER_S = 0.1  # a lease given back waits this long for the same actor's next call
+LEASE_LINGER_S = 0.5  # a lease given back waits this long for the same actor's next call
 LEASE_REUSE_S = 10.0  # and is reused for at most this long after its grant
 
 

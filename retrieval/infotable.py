@@ -119,8 +119,8 @@ class InformationTable:
         pairs = [(q, v) for q, v in zip(queries, vectors or [None] * len(queries)) if q.strip()]
         if k < 1:
             raise RaystormError(f"k must be at least 1, got {k}")
-        if not pairs or len(self) == 0:
-            return []
+        if not pairs or not self.store.client.collection_exists(self.collection):
+            return []  # (an empty table finds nothing below: no exact count needed first)
         fused: dict[str, float] = {}
         found: dict[str, Snippet] = {}
         for query, given in pairs:

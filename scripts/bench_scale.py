@@ -14,7 +14,12 @@ flight, answering 429 beyond; raystorm's `--llm-concurrency` is set to the cap).
   seconds before the first request and after the last (start-up; writing the last files and exiting);
 - the peak of concurrent requests the endpoint saw (its request log);
 - peak RSS of the driver and of the Ray actor processes (largest one, and all together), and the
-  CPU seconds of driver, actors and Ray's own daemons, sampled from /proc during the run.
+  CPU seconds of driver, actors and Ray's own daemons spent during the run, sampled from /proc (what a
+  running service's processes had spent before, their start-up included, is not counted);
+- CPU-milliseconds per model call: all of that CPU over the requests the endpoint served
+  (`"cpu_ms_per_call"`), and with `--profile DIR` where it goes (py-spy on the driver and every actor,
+  `scripts/cpu_breakdown.py`'s parts, `"cpu_ms_per_call_by_part"`; py-spy slows what it samples, so
+  take the totals from runs without it).
 
 `--service` (with `--address`) starts `raystorm serve` before the first size and runs every size on it:
 the actors are up before the clock starts, as on a long-lived cluster that keeps them (its start-up
@@ -28,6 +33,8 @@ the end:
     python -m scripts.bench_scale --topics 16 --fail-rate 0.1 --llm-timeout 5
     python -m scripts.bench_scale --topics 4 --in-process --address auto
     python -m scripts.bench_scale --topics 1,16,64 --address auto --service --cluster-pid PID
+    python -m scripts.bench_scale --topics 16,16,16,64,64,64 --address auto --service --cluster-pid PID
+    python -m scripts.bench_scale --topics 16 --address auto --service --cluster-pid PID --profile prof
 """
 
 from __future__ import annotations
@@ -303,7 +310,7 @@ def run_size(n: int, args, home: Path, base: Path, distributed: bool, shared: En
     cpu_total = sum(used["cpu_s"].values())
     per_call = {"cpu_ms_per_call": round(1000 * cpu_total / len(log), 2) if log else None}
     if stacks is not None:
-        per_call["cpu_ms_per_call_by_part"] = profile_parts(stacks, sampler, len(log))
+        per_call["cpu_ms_per_call_by_part"] = profile_parts(stacks, sampler, len(log), args.profile_rate)
     return {"system": label, "topics": n, "personas": args.personas + 1, "turns": args.turns,
             "writers": args.writers, "experts": args.experts,
             "latency": endpoint.latency, "cap": args.cap, "fail_rate": args.fail_rate, "wall_s": round(wall, 2),
@@ -317,17 +324,18 @@ def run_size(n: int, args, home: Path, base: Path, distributed: bool, shared: En
             "loadavg": open("/proc/loadavg").read().split()[:3]}
 
 
-def profile_parts(stacks: dict, sampler: "Sampler", calls: int) -> dict[str, float]:
-    """CPU-ms per model call by part (`cpu_breakdown.PARTS`): each profiled process's measured CPU shared out
-    in its samples' proportions; Ray's own daemons are a part of their own."""
+def profile_parts(stacks: dict, sampler: "Sampler", calls: int, rate: int) -> dict[str, float]:
+    """CPU-ms per model call by part (`cpu_breakdown.PARTS`) over the driver and the actors; per process class,
+    the native code (GIL released: onnxruntime, Ray's C++ core, Qdrant Edge) beyond its Python samples;
+    Ray's own daemons as one part."""
     cpu: Counter = Counter()
-    for pid, (_, process_stacks) in stacks.items():
+    for pid, (label, process_stacks) in stacks.items():
         if pid in sampler.cpu:
-            cpu.update(breakdown(process_stacks, sampler.used(pid)))
+            cpu.update(breakdown(process_stacks, sampler.used(pid), rate, native=f"native code in {label}"))
     ms = {part: 1000 * s / calls for part, s in cpu.items()}
     daemons = [p for p, k in sampler.kind.items() if k in ("ray", "idle_worker")]
-    ms["Ray's daemons (raylet, GCS, ...)"] = 1000 * sum(sampler.used(p) for p in daemons) / calls
-    return {part: round(v, 2) for part, v in sorted(ms.items(), key=lambda kv: -kv[1])}
+    ms["Ray's daemons (raylet, GCS, dashboard, idle workers)"] = 1000 * sum(sampler.used(p) for p in daemons) / calls
+    return {part: round(v, 2) for part, v in sorted(ms.items(), key=lambda kv: -kv[1]) if v >= 0.005}
 
 
 def duplicate_snippets(folder: Path) -> int:

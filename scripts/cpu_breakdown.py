@@ -1,11 +1,12 @@
 """Where our processes spend CPU, from py-spy samples: `Profiler` records, `breakdown` sorts into parts.
 
-`Profiler(pids, folder)` runs one `py-spy record --format raw --nonblocking --gil?no --idle?no` per
-process (the driver and every actor), stops them with SIGINT and reads their collapsed stacks back.
-py-spy leaves most idle threads out, and `IDLE_LEAVES` the rest (Ray's and the thread pools' waits in C);
-a process's CPU measured in /proc is then shared out over its parts in proportion to its samples.
+`Profiler(folder)` runs one `py-spy record --gil --format raw --nonblocking` per process `add`ed (the
+driver and every actor), stops them with SIGINT and reads their collapsed stacks back. `--gil` samples
+only the thread holding the GIL, so at rate R a sample stands for 1/R seconds of Python running (or
+ready to run) in that process. Its CPU measured in /proc beyond its samples is native code that
+released the GIL: onnxruntime embedding queries, Ray's C++ core (gRPC, the object store), Qdrant Edge.
 
-`breakdown(stacks, cpu_s)` gives each sample to the first part of `PARTS` (in that order) one of whose
+`breakdown(stacks)` gives each sample to the first part of `PARTS` (in that order) one of whose
 patterns matches a frame of its stack, so an operation is counted where it starts: pydantic called
 while parsing a reply is "reply parsing", pydantic elsewhere "pydantic validation".
 
@@ -80,18 +81,23 @@ def read_raw(path: Path) -> Counter:
     return stacks
 
 
-def breakdown(stacks: Counter, cpu_s: float | None = None) -> Counter:
-    """Samples by part (idle ones left out); with `cpu_s`, the process's measured CPU seconds shared out in
-    the samples' proportions instead (py-spy counts a thread that waits for a core as running, so on a
-    busy machine raw samples overstate; their shares are what is kept)."""
+def breakdown(stacks: Counter, cpu_s: float | None = None, rate: int = 100,
+              native: str = "native code") -> Counter:
+    """Samples by part (idle ones left out); with `cpu_s` (the process's measured CPU), seconds by part
+    plus `native`: what the measurement holds beyond the samples. (On a machine with fewer cores than
+    busy threads, a thread waiting for a core with the GIL is sampled too: samples beyond `cpu_s` are
+    then scaled down to it.)"""
     parts: Counter = Counter()
     for stack, count in stacks.items():
         if not idle(stack):
             parts[part_of(stack)] += count
-    total = sum(parts.values())
-    if cpu_s is not None:
-        return Counter({part: cpu_s * n / total for part, n in parts.items()}) if total else Counter()
-    return parts
+    if cpu_s is None:
+        return parts
+    python = sum(parts.values()) / rate
+    scale = min(1.0, cpu_s / python) if python else 1.0
+    seconds = Counter({part: n / rate * scale for part, n in parts.items()})
+    seconds[native] = max(0.0, cpu_s - python * scale)
+    return seconds
 
 
 def top_frames(stacks: Counter, part: str, n: int = 5) -> list[tuple[str, int]]:
@@ -120,8 +126,8 @@ class Profiler:
         out = self.folder / f"{clean_label(label)}-{pid}.txt"
         self.files[pid] = (label, out)
         self.procs.append(subprocess.Popen(
-            [self.exe, "record", "--pid", str(pid), "--format", "raw", "--nonblocking", "--rate", str(self.rate),
-             "--output", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            [self.exe, "record", "--pid", str(pid), "--gil", "--format", "raw", "--nonblocking",
+             "--rate", str(self.rate), "--output", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
 
     def stop(self) -> dict[int, tuple[str, Counter]]:
         """Stop every sampler; the label and stacks of each process."""

@@ -9,7 +9,7 @@ from cluster_agents import Note, ShoutStep
 
 from actors.calls import get
 from actors.gateway import EndpointGate, EndpointLimits, GatewaySettings, LLMGateway, UsageBook
-from actors.models import INJECTED_ENDPOINT, ActorModels, ModelRecipe
+from actors.models import INJECTED_ENDPOINT, LEASE_LINGER_S, ActorModels, ModelRecipe
 from agents.lm.cache import CachedCompletion
 from agents.lm.usage import UsageRecord
 
@@ -120,7 +120,7 @@ def test_an_actor_reuses_its_lease_and_gives_idle_ones_back(ray_cluster):
             await models.for_topic("alpha").run(ShoutStep, Note(text=f"a {i}"))
         await models.flush()
         held = _gate_of(gateway).in_flight  # the lease waits a moment for this actor's next call
-        await asyncio.sleep(0.5)  # past LEASE_LINGER_S: given back
+        await asyncio.sleep(LEASE_LINGER_S + 0.3)  # given back
         return held
 
     held = asyncio.run(one_after_another())
@@ -140,7 +140,7 @@ def test_a_lease_is_not_kept_when_the_endpoint_fills_up_or_has_a_rate_limit(ray_
             for i in range(3):
                 await models.for_topic("alpha").run(ShoutStep, Note(text=f"a {i}"))
             await models.flush()
-            await asyncio.sleep(0.3)
+            await asyncio.sleep(LEASE_LINGER_S + 0.3)
 
         asyncio.run(three())
         gate = _gate_of(gateway)
