@@ -115,7 +115,7 @@ class Profiler:
     def __init__(self, folder: Path, rate: int = 100):
         self.exe = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
         if not Path(self.exe).exists():
-            raise SystemExit("--profile needs py-spy: pip install py-spy")
+            raise SystemExit("--profile needs py-spy: pip install -e '.[bench]' (or pip install py-spy)")
         self.rate = rate
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,162 @@
+"""What the parts of one model call cost in CPU on this machine, each measured alone.
+
+`bench_scale` measures CPU per model call of whole runs; this script measures the parts every call
+is made of, so that a per-call figure can be read against them:
+
+- a Ray actor call: CPU of the caller and of the callee (an async actor, as the gateway and the
+  agents' actors are) for a call with small arguments, one at a time and 50 in flight
+  (`ray.init()` starts a local Ray here, or `--address` joins one);
+- a query embedding: thread CPU of one dense query vector (all-MiniLM-L6-v2 int8, one thread, as an
+  actor embeds) and of its BM25 vector;
+- a chat step: CPU of `ChatModel.run` (render, autogen's OpenAI client, parse, validate, ledger) against
+  the stand-in endpoint (`tests/support/llm_endpoint.py` in a child process: its CPU is not counted),
+  beside the same request body posted with httpx alone and its JSON read back (the boundary a
+  leaner client would sit at).
+
+    python -m scripts.bench_call_floor
+    python -m scripts.bench_call_floor --calls 2000 --address auto
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+import httpx
+import ray
+
+
+def cpu_s() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+@ray.remote(num_cpus=0, max_concurrency=1000)
+class Callee:
+    async def acquire(self, endpoint: str, holder: str) -> tuple[str, bool]:
+        return f"{holder}#1", True
+
+    def cpu_s(self) -> float:
+        return cpu_s()
+
+
+def actor_calls(n: int) -> dict[str, float]:
+    callee = Callee.remote()
+    ray.get(callee.cpu_s.remote())
+
+    async def calls(in_flight: int) -> None:
+        slots = asyncio.Semaphore(in_flight)
+
+        async def one() -> None:
+            async with slots:
+                await callee.acquire.remote("endpoint", "holder")
+
+        await asyncio.gather(*(one() for _ in range(n)))
+
+    out = {}
+    for in_flight in (1, 50):
+        mine, theirs = cpu_s(), ray.get(callee.cpu_s.remote())
+        asyncio.run(calls(in_flight))
+        mine, theirs = cpu_s() - mine, ray.get(callee.cpu_s.remote()) - theirs
+        out[f"actor_call_caller_ms_{in_flight}"] = round(1000 * mine / n, 3)
+        out[f"actor_call_callee_ms_{in_flight}"] = round(1000 * theirs / n, 3)
+    return out
+
+
+def embeddings(n: int) -> dict[str, float]:
+    from retrieval.config import StoreSettings
+    from retrieval.embeddings import embed_threads
+    from retrieval.query import QueryEncoder
+
+    embed_threads(1)
+    encoder = QueryEncoder.for_store(StoreSettings(data_dir=tempfile.mkdtemp(prefix="raystorm-floor-")))
+    encoder.warm()
+    queries = [f"flood rider waiting period question {i} about coverage and claims" for i in range(n + 20)]
+    for q in queries[:20]:
+        encoder.dense.embed_query(q)
+    started = time.thread_time()
+    for q in queries[20:]:
+        encoder.dense.embed_query(q)
+    dense = time.thread_time() - started
+    started = time.thread_time()
+    for q in queries[20:]:
+        encoder.sparse.embed_query(q)
+    sparse = time.thread_time() - started
+    return {"dense_query_ms": round(1000 * dense / n, 3), "bm25_query_ms": round(1000 * sparse / n, 3)}
+
+
+def chat_steps(n: int) -> dict[str, float]:
+    from agents.lm.models import chat_model
+    from agents.lm.output import response_format, system_prompt
+    from agents.lm.settings import LLMSettings, ModelSpec
+    from agents.lm.usage import UsageLedger
+    from agents.storm.steps_research import AnswerInput, AnswerQuestion, NumberedSource
+
+    server = subprocess.Popen(
+        [sys.executable, "-c", "import time; from tests.support.llm_endpoint import start_endpoint; "
+         "print(start_endpoint().url, flush=True); time.sleep(3600)"], stdout=subprocess.PIPE, text=True)
+    try:
+        url = server.stdout.readline().strip()
+        spec = ModelSpec(provider="openai_compatible", model="standin", base_url=url)
+        sources = [NumberedSource(n=i, title=f"Bulletin {i}", section="Flood rider",
+                                  text="The waiting period of the flood rider is thirty days after purchase. " * 6)
+                   for i in range(1, 9)]
+        inp = AnswerInput(topic="Harborline Mutual flood coverage", question="What is the waiting period?",
+                          sources=sources)
+        body = {"model": "standin", "response_format": response_format(AnswerQuestion, "json_schema"),
+                "messages": [{"role": "system", "content": system_prompt(AnswerQuestion)},
+                             {"role": "user", "content": AnswerQuestion.render_input(inp)}]}
+
+        async def run() -> dict[str, float]:
+            model = chat_model(spec, LLMSettings(default=spec), cache=None, ledger=UsageLedger())
+            for _ in range(10):
+                await model.run(AnswerQuestion, inp)
+            started = cpu_s()
+            for _ in range(n):
+                await model.run(AnswerQuestion, inp)
+            step = cpu_s() - started
+            async with httpx.AsyncClient(base_url=url) as client:
+                for _ in range(10):
+                    (await client.post("/chat/completions", json=body)).json()
+                started = cpu_s()
+                for _ in range(n):
+                    reply = await client.post("/chat/completions", content=json.dumps(body).encode(),
+                                              headers={"content-type": "application/json"})
+                    json.loads(reply.content)
+                raw = cpu_s() - started
+            return {"chat_step_ms": round(1000 * step / n, 3), "raw_httpx_post_ms": round(1000 * raw / n, 3)}
+
+        return asyncio.run(run())
+    finally:
+        server.kill()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
+    p.add_argument("--calls", type=int, default=1000, help="actor calls per setting (default 1000)")
+    p.add_argument("--queries", type=int, default=200, help="queries embedded (default 200)")
+    p.add_argument("--steps", type=int, default=200, help="chat steps (default 200)")
+    p.add_argument("--address", default=None, help="join this Ray cluster (default: a local Ray)")
+    args = p.parse_args()
+    load = open("/proc/loadavg").read().split()[:3]
+    ray.init(address=args.address, logging_level="ERROR", **({} if args.address else {"include_dashboard": False}))
+    try:
+        result = {**actor_calls(args.calls), **embeddings(args.queries), **chat_steps(args.steps), "loadavg": load}
+    finally:
+        ray.shutdown()
+    print(f"Ray actor call, CPU ms: caller {result['actor_call_caller_ms_1']} + callee {result['actor_call_callee_ms_1']} "
+          f"one at a time; {result['actor_call_caller_ms_50']} + {result['actor_call_callee_ms_50']} with 50 in flight")
+    print(f"query embedding, thread CPU ms: dense {result['dense_query_ms']}, BM25 {result['bm25_query_ms']}")
+    print(f"chat step, CPU ms: ChatModel.run {result['chat_step_ms']}; the same request with httpx alone "
+          f"{result['raw_httpx_post_ms']}")
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
