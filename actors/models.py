@@ -96,9 +96,9 @@ class GatewayLink:
     back in one message (not awaited). A lease is never reused past `LEASE_REUSE_S` from its grant,
     which bounds how long a busy actor can keep slots from others once the endpoint fills up. The
     gateway's limit holds as before: a lease is one request in flight or one waiting a moment to be
-    reused. The records of every call
-    are filed by `flush`, which each actor method that runs models awaits before it returns, so the
-    orchestrator never reads a ledger that lacks a call it has seen the result of.
+    reused. The records of every call are filed by `flush`, which each actor method that runs models
+    awaits before it returns, so the orchestrator never reads a ledger that lacks a call it has seen
+    the result of.
     """
 
     def __init__(self, gateway: ray.actor.ActorHandle, holder: str):

@@ -31,7 +31,8 @@ import time
 from pathlib import Path
 
 from scripts.bench_cluster import chain_of
-from scripts.bench_scale import CORPUS, Sampler, topic_list
+from scripts.bench_scale import CORPUS, topic_list
+from scripts.proc_sampler import Sampler
 from tests.support.llm_endpoint import peak_concurrency, start_endpoint
 
 HERE = Path(__file__).resolve().parent

@@ -145,3 +145,17 @@ class Profiler:
 
 def clean_label(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+
+
+def per_call_parts(stacks: dict[int, tuple[str, Counter]], sampler, calls: int, rate: int) -> dict[str, float]:
+    """CPU-ms per model call by part over the profiled processes (`Profiler.stop()`'s stacks): each process's
+    CPU as `sampler` (`scripts.proc_sampler.Sampler`) measured it, shared out by `breakdown`; per process
+    class, its native code beyond its Python samples; Ray's own daemons as one part."""
+    cpu: Counter = Counter()
+    for pid, (label, process_stacks) in stacks.items():
+        if pid in sampler.cpu:
+            cpu.update(breakdown(process_stacks, sampler.used(pid), rate, native=f"native code in {label}"))
+    ms = {part: 1000 * s / calls for part, s in cpu.items()}
+    daemons = [p for p, k in sampler.kind.items() if k in ("ray", "idle_worker")]
+    ms["Ray's daemons (raylet, GCS, dashboard, idle workers)"] = 1000 * sum(sampler.used(p) for p in daemons) / calls
+    return {part: round(v, 2) for part, v in sorted(ms.items(), key=lambda kv: -kv[1]) if v >= 0.005}
