@@ -39,6 +39,7 @@ GATEWAY_TIMEOUT_S = 60.0
 LEASE_TIMEOUT_S = 1800.0  # a lease may wait behind a long queue of calls to a slow endpoint
 LEASE_LINGER_S = 0.5  # a lease given back waits this long for the same actor's next call
 LEASE_REUSE_S = 10.0  # and is reused for at most this long after its grant
+_NEVER_REUSED = float("-inf")  # the grant time of a lease the gateway said not to keep
 
 
 class LatencyModel:
@@ -122,12 +123,12 @@ class GatewayLink:
             self._give_back([lease])  # (a lease is given back as it turns too old to reuse)
         lease, reusable = await call(self.gateway.acquire.remote(endpoint, self.holder), actor="LLMGateway",
                                      method="acquire", stage=stage, timeout_s=LEASE_TIMEOUT_S)
-        self._held[lease] = time.monotonic() if reusable else -LEASE_REUSE_S  # (never reused)
+        self._held[lease] = time.monotonic() if reusable else _NEVER_REUSED
         return lease
 
     def give(self, endpoint: str, lease: str) -> None:
         """`lease` is free again: kept a moment for this actor's next call, then given back."""
-        granted = self._held.pop(lease, -LEASE_REUSE_S)
+        granted = self._held.pop(lease, _NEVER_REUSED)
         if time.monotonic() - granted >= LEASE_REUSE_S:
             self._give_back([lease])
             return

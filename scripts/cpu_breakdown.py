@@ -100,15 +100,6 @@ def breakdown(stacks: Counter, cpu_s: float | None = None, rate: int = 100,
     return seconds
 
 
-def top_frames(stacks: Counter, part: str, n: int = 5) -> list[tuple[str, int]]:
-    """The leaf frames that take most of one part's samples."""
-    leaves: Counter = Counter()
-    for stack, count in stacks.items():
-        if part_of(stack) == part:
-            leaves[stack.rsplit(";", 1)[-1]] += count
-    return leaves.most_common(n)
-
-
 class Profiler:
     """py-spy on each process `add`ed, sampling at `rate` Hz until `stop()`."""
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 
 class Sampler(threading.Thread):
-    """Peak RSS and last CPU times of the driver, the Ray actor processes and Ray's daemons, from /proc."""
+    """Peak RSS, and CPU spent since the sampler started, of the driver, the Ray actor processes and Ray's
+    daemons, from /proc."""
 
     TICK = os.sysconf("SC_CLK_TCK")
 
