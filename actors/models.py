@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from actors.calls import call, get
 from agents.lm.cache import CachedCompletion
+from agents.lm.direct_client import default_http_client
 from agents.lm.extractive import NO_LLM_NOTICE, ExtractiveModel
 from agents.lm.models import RoleModels, chat_model
 from agents.lm.nlp import TextToolkit
@@ -225,10 +226,8 @@ class ModelRecipe(BaseModel):
 
 
 def _default_http() -> httpx.AsyncClient:
-    """The client `openai.AsyncOpenAI` would build for itself (its timeouts, limits and redirects)."""
-    from openai import DefaultAsyncHttpxClient
-
-    return DefaultAsyncHttpxClient()
+    """One HTTP client for all of an actor's chat models (the limits and redirects the openai SDK sets)."""
+    return default_http_client()
 
 
 class ActorModels:

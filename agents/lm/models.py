@@ -19,6 +19,7 @@ from autogen_core.models import ModelFamily, ModelInfo
 
 from agents.lm.cache import CompletionCache
 from agents.lm.chat import ChatModel
+from agents.lm.direct_client import DirectChatClient
 from agents.lm.errors import LLMConfigError
 from agents.lm.extractive import NO_LLM_NOTICE, ExtractiveModel
 from agents.lm.nlp import TextToolkit
@@ -127,8 +128,10 @@ def chat_model(spec: ModelSpec, settings: LLMSettings, *, cache: CompletionCache
     reasoning = spec.provider == "openai" and bool(_REASONING.match(spec.model))
     create_args = sampling_args(Sampling(), settings, reasoning)
     role_args = {role: sampling_args(s, settings, reasoning) for role, s in settings.sampling.items()}
+    client = (direct_client(spec, settings, http_client=http_client) if settings.client == "direct" else
+              openai_client(spec, settings, http_client=http_client))
     model = ChatModel(
-        openai_client(spec, settings, http_client=http_client),
+        client,
         model=spec.model,
         endpoint=endpoint_of(spec),
         output_mode=settings.output_mode,
@@ -159,6 +162,17 @@ def sampling_args(sampling: Sampling, settings: LLMSettings, reasoning: bool) ->
     if max_tokens is not None:
         args["max_completion_tokens" if reasoning else "max_tokens"] = max_tokens
     return args
+
+
+def direct_client(spec: ModelSpec, settings: LLMSettings, *,
+                  http_client: httpx.AsyncClient | None = None) -> DirectChatClient:
+    """A `DirectChatClient` for `spec`: httpx alone, no SDK in between (`settings.client == "direct"`)."""
+    base_url = endpoint_of(spec) if spec.provider == "openai" else spec.base_url
+    if not base_url:
+        raise LLMConfigError(f"model {spec.label} has no base URL: pass --llm-base-url or MODEL@URL")
+    return DirectChatClient(model=spec.model, base_url=base_url, api_key=api_key(spec),
+                            model_info=generic_model_info(settings), http_client=http_client,
+                            timeout_s=settings.retry.timeout_s)
 
 
 def openai_client(spec: ModelSpec, settings: LLMSettings, *,

@@ -1,4 +1,6 @@
-"""ChatModel over the real autogen OpenAI client, with the server faked by httpx.MockTransport."""
+"""ChatModel over each client it sends requests with (`DirectChatClient`, raystorm's default, and
+autogen's OpenAI client over the openai SDK), with the server faked by httpx.MockTransport: every
+test runs on both, so the two behave the same to the model above them."""
 
 from __future__ import annotations
 
@@ -12,8 +14,9 @@ from autogen_ext.models.openai import OpenAIChatCompletionClient
 from agents.lm.backoff import RetryPolicy
 from agents.lm.cache import CompletionCache
 from agents.lm.chat import ChatModel
+from agents.lm.direct_client import DirectChatClient
 from agents.lm.errors import EndpointUnavailableError, ModelOutputError, RequestRejectedError
-from agents.lm.models import openai_client
+from agents.lm.models import direct_client, generic_model_info, openai_client
 from agents.lm.output import system_prompt
 from agents.lm.settings import LLMSettings, ModelSpec
 from agents.lm.usage import UsageLedger
@@ -24,9 +27,27 @@ LLAMA_CPP_REFUSAL = {"error": {"code": 500, "type": "server_error",
                                           "but got: json_schema"}}
 
 
+_client = {"kind": "direct"}
+
+
+@pytest.fixture(autouse=True, params=["direct", "autogen"])
+def client_kind(request):
+    _client["kind"] = request.param
+    return request.param
+
+
+def make_client(spec: ModelSpec, server):
+    build = direct_client if _client["kind"] == "direct" else openai_client
+    return build(spec, LLMSettings(), http_client=server.client())
+
+
 def openai_model(server, *, sleeps=None, retry=None, cache=None, ledger=None, **kw) -> ChatModel:
-    client = OpenAIChatCompletionClient(model="gpt-4o-mini", api_key="sk-test", max_retries=0,
-                                        http_client=server.client())
+    if _client["kind"] == "direct":
+        client = DirectChatClient(model="gpt-4o-mini", base_url="https://api.openai.com/v1", api_key="sk-test",
+                                  model_info=generic_model_info(LLMSettings()), http_client=server.client())
+    else:
+        client = OpenAIChatCompletionClient(model="gpt-4o-mini", api_key="sk-test", max_retries=0,
+                                            http_client=server.client())
     return ChatModel(client, model="gpt-4o-mini", endpoint="https://api.openai.com/v1",
                      create_args={"temperature": 0.0, "max_tokens": 256},
                      retry=retry or RetryPolicy(max_retries=2, base_delay_s=0.01),
@@ -99,8 +120,7 @@ def test_llama_cpp_refusing_json_schema_falls_back_to_json_object_once(fake_open
     server = fake_openai(model="gemma-3-270m")
     server.script = [httpx.Response(500, json=LLAMA_CPP_REFUSAL), server.completion(GOOD), server.completion(GOOD)]
     spec = ModelSpec(provider="openai_compatible", model="gemma-3-270m", base_url="http://llama.local:8080/v1")
-    client = openai_client(spec, LLMSettings(), http_client=server.client())
-    model = ChatModel(client, model=spec.model, endpoint=spec.base_url)
+    model = ChatModel(make_client(spec, server), model=spec.model, endpoint=spec.base_url)
 
     assert run(model, step, question).answer == "Maria Okafor"
     assert run(model, step, question).answer == "Maria Okafor"  # the same request again: no cache here

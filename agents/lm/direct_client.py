@@ -1,0 +1,193 @@
+"""`DirectChatClient`: autogen's `ChatCompletionClient` as one POST to `/chat/completions`.
+
+    client = DirectChatClient(model="m", base_url="http://host:8000/v1", api_key="x", model_info=info)
+    result = await client.create(messages, extra_create_args={"response_format": ..., "max_tokens": 512})
+
+The request body is the messages plus `extra_create_args` as given, serialised once with
+`json.dumps`; the reply's JSON is read into a `CreateResult`. That is all an OpenAI-compatible
+chat completion needs, and it skips what autogen's OpenAI client and the openai SDK do around it
+(re-validating the request as typed dicts, walking the JSON schema, building typed response
+objects): about a millisecond of CPU per call, measured by `scripts/bench_call_floor.py`.
+
+Failures are the exceptions `agents.lm.backoff.classify` reads: `httpx.HTTPStatusError` for a
+status of 400 or more (its body kept for the classification), httpx's own timeout and transport
+errors, and `ValueError`/`KeyError`/`TypeError`/`IndexError` for a reply that is not a chat
+completion (HTML, `{"choices": []}`, no `message`, an error object with status 200, a body cut
+short). No retries here: `ChatModel` retries.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import httpx
+from autogen_core import FunctionCall
+from autogen_core.models import (
+    AssistantMessage,
+    ChatCompletionClient,
+    CreateResult,
+    FunctionExecutionResultMessage,
+    LLMMessage,
+    ModelInfo,
+    RequestUsage,
+    SystemMessage,
+    UserMessage,
+)
+from autogen_core.tools import Tool, ToolSchema
+from pydantic import BaseModel
+
+# what OpenAI's SDK gives its own client: no connection limit worth hitting, redirects followed
+_LIMITS = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
+_FINISH = {"stop": "stop", "length": "length", "tool_calls": "function_calls", "function_call": "function_calls",
+           "content_filter": "content_filter"}
+
+
+def default_http_client(timeout_s: float = 600.0) -> httpx.AsyncClient:
+    """The HTTP client a model or an actor uses when none is given (one per process is enough)."""
+    return httpx.AsyncClient(timeout=httpx.Timeout(timeout_s, connect=5.0), limits=_LIMITS, follow_redirects=True)
+
+
+class DirectChatClient(ChatCompletionClient):
+    """An OpenAI-compatible chat endpoint through httpx alone.
+
+    - `model`, `base_url` (ends before `/chat/completions`), `api_key` (sent as a bearer token).
+    - `model_info`: what the model can do (function calling, JSON output), as autogen describes it.
+    - `http_client`: shared with other clients of the process (`default_http_client()` if not given;
+      one given is not closed by `close`).
+    - `timeout_s`: the read timeout of a request (`ChatModel` also bounds each attempt).
+    """
+
+    def __init__(self, *, model: str, base_url: str, api_key: str, model_info: ModelInfo,
+                 http_client: httpx.AsyncClient | None = None, timeout_s: float = 600.0):
+        self.model = model
+        self._url = base_url.rstrip("/") + "/chat/completions"
+        self._headers = {"authorization": f"Bearer {api_key}", "content-type": "application/json",
+                         "accept": "application/json"}
+        self._model_info = model_info
+        self._owns_http = http_client is None
+        self._http = http_client or default_http_client(timeout_s)
+        self._timeout = httpx.Timeout(timeout_s, connect=5.0)
+        self._usage = RequestUsage(prompt_tokens=0, completion_tokens=0)
+        self._last = RequestUsage(prompt_tokens=0, completion_tokens=0)
+
+    async def create(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = (),
+                     tool_choice: Any = "auto", json_output: bool | type[BaseModel] | None = None,
+                     extra_create_args: Mapping[str, Any] = {}, cancellation_token: Any = None) -> CreateResult:
+        body: dict[str, Any] = {"model": self.model, "messages": messages_json(messages)}
+        if tools:
+            body["tools"] = [tool_json(t) for t in tools]
+            if tool_choice != "auto":
+                body["tool_choice"] = (tool_choice if isinstance(tool_choice, str) else
+                                       {"type": "function", "function": {"name": tool_choice.name}})
+        if isinstance(json_output, type) and issubclass(json_output, BaseModel):
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": json_output.__name__, "schema": json_output.model_json_schema(), "strict": False}}
+        elif json_output:
+            body["response_format"] = {"type": "json_object"}
+        body.update(extra_create_args)
+        reply = await self._http.post(self._url, content=json.dumps(body, ensure_ascii=False).encode("utf-8"),
+                                      headers=self._headers, timeout=self._timeout)
+        if reply.status_code >= 400:
+            raise httpx.HTTPStatusError(f"HTTP {reply.status_code} from {self._url}", request=reply.request,
+                                        response=reply)
+        result = read_completion(json.loads(reply.content))
+        self._last = result.usage
+        self._usage = RequestUsage(prompt_tokens=self._usage.prompt_tokens + result.usage.prompt_tokens,
+                                   completion_tokens=self._usage.completion_tokens + result.usage.completion_tokens)
+        return result
+
+    def create_stream(self, *args: Any, **kwargs: Any):
+        raise NotImplementedError("DirectChatClient does not stream; raystorm reads whole replies")
+
+    async def close(self) -> None:
+        if self._owns_http:
+            await self._http.aclose()
+
+    def actual_usage(self) -> RequestUsage:
+        return self._last
+
+    def total_usage(self) -> RequestUsage:
+        return self._usage
+
+    def count_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
+        """A rough count (four characters a token): raystorm sizes prompts by words, not by this."""
+        text = json.dumps(messages_json(messages)) + json.dumps([tool_json(t) for t in tools])
+        return len(text) // 4
+
+    def remaining_tokens(self, messages: Sequence[LLMMessage], *, tools: Sequence[Tool | ToolSchema] = ()) -> int:
+        return max(0, int(self._model_info.get("context_window", 128_000)) - self.count_tokens(messages, tools=tools))
+
+    @property
+    def capabilities(self):  # autogen's older name for model_info
+        return self._model_info
+
+    @property
+    def model_info(self) -> ModelInfo:
+        return self._model_info
+
+
+def messages_json(messages: Sequence[LLMMessage]) -> list[dict]:
+    """autogen's messages as the chat completions API takes them (a tool result message per result)."""
+    out: list[dict] = []
+    for m in messages:
+        if isinstance(m, FunctionExecutionResultMessage):
+            out += [{"role": "tool", "tool_call_id": r.call_id, "content": r.content} for r in m.content]
+        else:
+            out.append(message_json(m))
+    return out
+
+
+def message_json(message: LLMMessage) -> dict:
+    """One autogen message as the chat completions API takes it."""
+    if isinstance(message, SystemMessage):
+        return {"role": "system", "content": message.content}
+    if isinstance(message, UserMessage):
+        if not isinstance(message.content, str):
+            raise TypeError("DirectChatClient sends text only; this user message holds images")
+        return {"role": "user", "content": message.content}
+    if isinstance(message, AssistantMessage):
+        if isinstance(message.content, str):
+            return {"role": "assistant", "content": message.content}
+        out: dict[str, Any] = {"role": "assistant", "tool_calls": [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in message.content]}
+        if message.thought:
+            out["content"] = message.thought
+        return out
+    raise TypeError(f"cannot send a {type(message).__name__}")
+
+
+def tool_json(tool: Tool | ToolSchema) -> dict:
+    schema = tool.schema if isinstance(tool, Tool) else tool
+    function: dict[str, Any] = {"name": schema["name"], "parameters": schema.get("parameters", {"type": "object"})}
+    if schema.get("description"):
+        function["description"] = schema["description"]
+    return {"type": "function", "function": function}
+
+
+def read_completion(data: Any) -> CreateResult:
+    """The first choice of a chat completion's JSON; a reply of another shape raises (see the module)."""
+    choice = data["choices"][0]
+    message = choice["message"]
+    content = message.get("content")
+    calls = message.get("tool_calls") or []
+    usage = data.get("usage") or {}
+    finish = _FINISH.get(choice.get("finish_reason") or "stop", "unknown")
+    thought = message.get("reasoning_content") if isinstance(message.get("reasoning_content"), str) else None
+    if calls:
+        result_content: str | list[FunctionCall] = [
+            FunctionCall(id=str(c.get("id") or i), name=c["function"]["name"],
+                         arguments=c["function"].get("arguments") or "{}") for i, c in enumerate(calls)]
+        thought = content if isinstance(content, str) and content.strip() else thought
+        finish = "function_calls"
+    elif content is None:
+        result_content = ""  # `content: null` is an empty reply, not the text "None"
+    elif isinstance(content, str):
+        result_content = content
+    else:
+        raise TypeError(f"the message content is a {type(content).__name__}, not text")
+    return CreateResult(finish_reason=finish, content=result_content, thought=thought, cached=False,
+                        usage=RequestUsage(prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                                           completion_tokens=int(usage.get("completion_tokens") or 0)))
