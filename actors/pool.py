@@ -18,6 +18,7 @@ method fails where the call is written, in any process.
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
@@ -25,6 +26,9 @@ import ray
 from pydantic import BaseModel, Field
 
 from actors.calls import ActorUnavailable, call, get, retrying
+
+
+TASK_EVENTS_ENV = "RAYSTORM_RAY_TASK_EVENTS"
 
 
 class ActorOptions(BaseModel):
@@ -39,11 +43,15 @@ class ActorOptions(BaseModel):
     scheduling: Literal["DEFAULT", "SPREAD"] = "SPREAD"
     pin_node: str | None = Field(None, description="keep the actor on this node (it owns files on its disk)")
     resources: dict[str, float] = Field(default_factory=dict, description="custom resources, e.g. {'llm': 1}")
+    task_events: bool = Field(default_factory=lambda: os.environ.get(TASK_EVENTS_ENV) == "1",
+                              description="report each call to Ray's task table (the dashboard's task view, "
+                                          f"`ray list tasks`); off by default ({TASK_EVENTS_ENV}=1 turns it on): "
+                                          "~8% of an actor call's CPU, measured by scripts/bench_call_floor.py")
 
     def ray_options(self, name: str | None = None, lifetime: Literal["detached"] | None = None) -> dict[str, Any]:
         opts: dict[str, Any] = dict(num_cpus=self.num_cpus, max_restarts=self.max_restarts,
                                     max_task_retries=self.max_task_retries,
-                                    scheduling_strategy=self.scheduling)
+                                    scheduling_strategy=self.scheduling, enable_task_events=self.task_events)
         if self.pin_node:
             from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 

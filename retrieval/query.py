@@ -8,6 +8,7 @@ embed its own queries and leave the store owner only the searching.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
@@ -64,6 +65,12 @@ class QueryEncoder:
     def encode(self, query: str, mode: SearchMode, mmr: bool = False) -> QueryVectors:
         return QueryVectors(dense=self.dense.embed_query(query) if mode in ("dense", "hybrid") or mmr else None,
                             sparse=self.sparse.embed_query(query) if mode in ("sparse", "hybrid") else None)
+
+    def encode_many(self, queries: Sequence[str], mode: SearchMode, mmr: bool = False) -> list[QueryVectors]:
+        """`encode` for each query, the dense vectors in one model run (`DenseEmbedder.embed_queries`)."""
+        dense = self.dense.embed_queries(queries) if mode in ("dense", "hybrid") or mmr else [None] * len(queries)
+        return [QueryVectors(dense=d, sparse=self.sparse.embed_query(q) if mode in ("sparse", "hybrid") else None)
+                for q, d in zip(queries, dense)]
 
 
 class Retriever(Protocol):

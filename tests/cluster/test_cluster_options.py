@@ -6,7 +6,7 @@ import argparse
 
 import pytest
 
-from actors.pool import ActorOptions
+from actors.pool import TASK_EVENTS_ENV, ActorOptions
 from cluster.distributed_args import add_cluster_arguments, plan_from_args, wants_distributed
 from cluster.runtime import resolve_address
 from retrieval.errors import UsageError
@@ -17,10 +17,18 @@ def test_actor_options_spell_out_ray_options():
                         resources={"llm": 1}).ray_options(name="raystorm-gateway")
     assert opts == {"num_cpus": 0.5, "max_restarts": 2, "max_task_retries": 1, "scheduling_strategy": "SPREAD",
                     "memory": 256 * 1024 * 1024, "resources": {"llm": 1}, "name": "raystorm-gateway",
-                    "get_if_exists": True}
+                    "get_if_exists": True, "enable_task_events": False}
     pinned = ActorOptions(pin_node="ab" * 28).ray_options()
     assert type(pinned["scheduling_strategy"]).__name__ == "NodeAffinitySchedulingStrategy"
     assert pinned["scheduling_strategy"].soft is False
+
+
+def test_task_events_are_off_unless_asked_for(monkeypatch):
+    monkeypatch.delenv(TASK_EVENTS_ENV, raising=False)
+    assert ActorOptions().ray_options()["enable_task_events"] is False
+    monkeypatch.setenv(TASK_EVENTS_ENV, "1")
+    assert ActorOptions().ray_options()["enable_task_events"] is True
+    assert ActorOptions(task_events=False).ray_options()["enable_task_events"] is False
 
 
 def test_address_comes_from_the_flag_then_the_environment(monkeypatch):

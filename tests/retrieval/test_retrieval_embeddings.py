@@ -76,3 +76,16 @@ def test_a_query_asked_by_several_threads_at_once_is_embedded_once(models_dir):
         results = list(pool.map(one, range(6)))
     assert results == [plain.embed_query(queries[i % 2]) for i in range(6)]  # the model's own vectors
     assert counting.queries == 2
+
+
+def test_a_turns_queries_are_embedded_in_one_run_with_the_vectors_of_one_at_a_time(models_dir):
+    plain = DenseEmbedder(models_dir=models_dir, cache_size=0)
+    cached = DenseEmbedder(models_dir=models_dir)
+    counting = CountingModel(cached._load())
+    cached._model = counting
+    queries = ["flood rider waiting period", "who signed the deductible schedule after the Marrow River flood in 2024",
+               "Harborline Mutual", "flood rider waiting period"]
+    vectors = cached.embed_queries(queries)
+    assert counting.queries == 1  # three distinct queries, one model run
+    assert vectors == [plain.embed_query(q) for q in queries]  # padding in the batch changes no vector
+    assert cached.embed_queries(queries[1:3]) == vectors[1:3] and counting.queries == 1  # cached now
