@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from actors.calls import call, get
 from agents.lm.cache import CachedCompletion
-from agents.lm.direct_client import default_http_client
+from agents.lm.direct_client import HttpSession, default_http_client
 from agents.lm.extractive import NO_LLM_NOTICE, ExtractiveModel
 from agents.lm.models import RoleModels, chat_model
 from agents.lm.nlp import TextToolkit
@@ -225,9 +225,10 @@ class ModelRecipe(BaseModel):
         return TextToolkit(embed=embedder.embed)
 
 
-def _default_http() -> httpx.AsyncClient:
-    """One HTTP client for all of an actor's chat models (the limits and redirects the openai SDK sets)."""
-    return default_http_client()
+def _default_http(settings: LLMSettings) -> HttpSession | httpx.AsyncClient:
+    """One HTTP client for all of an actor's chat models: an aiohttp session for raystorm's own chat client,
+    an httpx client (the limits and redirects the openai SDK sets) for autogen's."""
+    return HttpSession() if settings.client == "direct" else default_http_client()
 
 
 class ActorModels:
@@ -241,15 +242,16 @@ class ActorModels:
         self.nlp = nlp
         self._by_topic: dict[str, RoleModels] = {}
         self.link = GatewayLink(gateway, holder)
-        self._http: httpx.AsyncClient | None = None
+        self._http: HttpSession | httpx.AsyncClient | None = None
         if recipe.llm.uses_llm:
-            # the chat client's modules take about a second to import, and the HTTP client's TLS context
-            # a tenth of one: with the actor, not in its first call, where they would hold up every other
-            # call this actor has in flight
-            import autogen_ext.models.openai  # noqa: F401
+            if recipe.llm.client == "autogen":
+                # autogen's chat client takes about a second to import, and its HTTP client's TLS context a
+                # tenth of one: with the actor, not in its first call, where they would hold up every other
+                # call this actor has in flight
+                import autogen_ext.models.openai  # noqa: F401
 
             # one HTTP client (connection pool, TLS context) for every topic's chat models on this actor
-            self._http = recipe.http_client_factory() if recipe.http_client_factory else _default_http()
+            self._http = recipe.http_client_factory() if recipe.http_client_factory else _default_http(recipe.llm)
 
     def for_topic(self, topic: str) -> RoleModels:
         if topic not in self._by_topic:

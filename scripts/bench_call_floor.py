@@ -4,14 +4,16 @@
 is made of, so that a per-call figure can be read against them:
 
 - a Ray actor call: CPU of the caller and of the callee (an async actor, as the gateway and the
-  agents' actors are) for a call with small arguments, one at a time and 50 in flight
+  agents' actors are) for a call with small arguments, one at a time and 50 in flight, with Ray's
+  task events on and off (raystorm's actors run with them off, `actors.pool.ActorOptions.task_events`)
   (`ray.init()` starts a local Ray here, or `--address` joins one);
 - a query embedding: thread CPU of one dense query vector (all-MiniLM-L6-v2 int8, one thread, as an
-  actor embeds) and of its BM25 vector;
-- a chat step: CPU of `ChatModel.run` (render, autogen's OpenAI client, parse, validate, ledger) against
+  actor embeds), of one of three embedded together (an expert turn's queries, `embed_queries`), and
+  of its BM25 vector;
+- a chat step: CPU of `ChatModel.run` (render, client, parse, validate, ledger) with raystorm's
+  `DirectChatClient` (aiohttp) and with autogen's OpenAI client (`--llm-client autogen`), against
   the stand-in endpoint (`tests/support/llm_endpoint.py` in a child process: its CPU is not counted),
-  beside the same request body posted with httpx alone and its JSON read back (the boundary a
-  leaner client would sit at).
+  beside the same request body posted with httpx alone and with aiohttp alone, its JSON read back.
 
     python -m scripts.bench_call_floor
     python -m scripts.bench_call_floor --calls 2000 --address auto
@@ -28,6 +30,7 @@ import sys
 import tempfile
 import time
 
+import aiohttp
 import httpx
 import ray
 
@@ -46,8 +49,8 @@ class Callee:
         return cpu_s()
 
 
-def actor_calls(n: int) -> dict[str, float]:
-    callee = Callee.remote()
+def actor_calls(n: int, task_events: bool) -> dict[str, float]:
+    callee = Callee.options(enable_task_events=task_events).remote()
     ray.get(callee.cpu_s.remote())
 
     async def calls(in_flight: int) -> None:
@@ -64,8 +67,10 @@ def actor_calls(n: int) -> dict[str, float]:
         mine, theirs = cpu_s(), ray.get(callee.cpu_s.remote())
         asyncio.run(calls(in_flight))
         mine, theirs = cpu_s() - mine, ray.get(callee.cpu_s.remote()) - theirs
-        out[f"actor_call_caller_ms_{in_flight}"] = round(1000 * mine / n, 3)
-        out[f"actor_call_callee_ms_{in_flight}"] = round(1000 * theirs / n, 3)
+        events = "" if task_events else "_no_events"
+        out[f"actor_call_caller_ms_{in_flight}{events}"] = round(1000 * mine / n, 3)
+        out[f"actor_call_callee_ms_{in_flight}{events}"] = round(1000 * theirs / n, 3)
+    ray.kill(callee)
     return out
 
 
@@ -84,11 +89,17 @@ def embeddings(n: int) -> dict[str, float]:
     for q in queries[20:]:
         encoder.dense.embed_query(q)
     dense = time.thread_time() - started
+    threes = [[f"{q} (variant {j})" for j in range(3)] for q in queries[20:]]
+    started = time.thread_time()
+    for three in threes:
+        encoder.dense.embed_queries(three)
+    batched = time.thread_time() - started
     started = time.thread_time()
     for q in queries[20:]:
         encoder.sparse.embed_query(q)
     sparse = time.thread_time() - started
-    return {"dense_query_ms": round(1000 * dense / n, 3), "bm25_query_ms": round(1000 * sparse / n, 3)}
+    return {"dense_query_ms": round(1000 * dense / n, 3), "dense_query_ms_of_3": round(1000 * batched / (3 * n), 3),
+            "bm25_query_ms": round(1000 * sparse / n, 3)}
 
 
 def chat_steps(n: int) -> dict[str, float]:
@@ -113,24 +124,41 @@ def chat_steps(n: int) -> dict[str, float]:
                 "messages": [{"role": "system", "content": system_prompt(AnswerQuestion)},
                              {"role": "user", "content": AnswerQuestion.render_input(inp)}]}
 
-        async def run() -> dict[str, float]:
-            model = chat_model(spec, LLMSettings(default=spec), cache=None, ledger=UsageLedger())
+        async def steps(client: str) -> float:
+            model = chat_model(spec, LLMSettings(default=spec, client=client), cache=None, ledger=UsageLedger())
             for _ in range(10):
                 await model.run(AnswerQuestion, inp)
             started = cpu_s()
             for _ in range(n):
                 await model.run(AnswerQuestion, inp)
-            step = cpu_s() - started
-            async with httpx.AsyncClient(base_url=url) as client:
-                for _ in range(10):
-                    (await client.post("/chat/completions", json=body)).json()
-                started = cpu_s()
-                for _ in range(n):
-                    reply = await client.post("/chat/completions", content=json.dumps(body).encode(),
-                                              headers={"content-type": "application/json"})
-                    json.loads(reply.content)
-                raw = cpu_s() - started
-            return {"chat_step_ms": round(1000 * step / n, 3), "raw_httpx_post_ms": round(1000 * raw / n, 3)}
+            spent = cpu_s() - started
+            await model.close()
+            return round(1000 * spent / n, 3)
+
+        async def posts(post) -> float:
+            payload = json.dumps(body).encode()
+            for _ in range(10):
+                await post(payload)
+            started = cpu_s()
+            for _ in range(n):
+                await post(payload)
+            return round(1000 * (cpu_s() - started) / n, 3)
+
+        async def run() -> dict[str, float]:
+            out = {"chat_step_ms": await steps("direct"), "chat_step_ms_autogen": await steps("autogen")}
+            headers = {"content-type": "application/json"}
+            async with httpx.AsyncClient() as client:
+                async def with_httpx(payload: bytes) -> None:
+                    json.loads((await client.post(f"{url}/chat/completions", content=payload, headers=headers)).content)
+
+                out["raw_httpx_post_ms"] = await posts(with_httpx)
+            async with aiohttp.ClientSession() as session:
+                async def with_aiohttp(payload: bytes) -> None:
+                    async with session.post(f"{url}/chat/completions", data=payload, headers=headers) as reply:
+                        json.loads(await reply.read())
+
+                out["raw_aiohttp_post_ms"] = await posts(with_aiohttp)
+            return out
 
         return asyncio.run(run())
     finally:
@@ -147,14 +175,19 @@ def main() -> None:
     load = open("/proc/loadavg").read().split()[:3]
     ray.init(address=args.address, logging_level="ERROR", **({} if args.address else {"include_dashboard": False}))
     try:
-        result = {**actor_calls(args.calls), **embeddings(args.queries), **chat_steps(args.steps), "loadavg": load}
+        result = {**actor_calls(args.calls, task_events=True), **actor_calls(args.calls, task_events=False),
+                  **embeddings(args.queries), **chat_steps(args.steps), "loadavg": load}
     finally:
         ray.shutdown()
     print(f"Ray actor call, CPU ms: caller {result['actor_call_caller_ms_1']} + callee {result['actor_call_callee_ms_1']} "
-          f"one at a time; {result['actor_call_caller_ms_50']} + {result['actor_call_callee_ms_50']} with 50 in flight")
-    print(f"query embedding, thread CPU ms: dense {result['dense_query_ms']}, BM25 {result['bm25_query_ms']}")
-    print(f"chat step, CPU ms: ChatModel.run {result['chat_step_ms']}; the same request with httpx alone "
-          f"{result['raw_httpx_post_ms']}")
+          f"one at a time; {result['actor_call_caller_ms_50']} + {result['actor_call_callee_ms_50']} with 50 in flight; "
+          f"task events off: {result['actor_call_caller_ms_1_no_events']} + {result['actor_call_callee_ms_1_no_events']}"
+          f" and {result['actor_call_caller_ms_50_no_events']} + {result['actor_call_callee_ms_50_no_events']}")
+    print(f"query embedding, thread CPU ms: dense {result['dense_query_ms']} alone, {result['dense_query_ms_of_3']} "
+          f"each of three together; BM25 {result['bm25_query_ms']}")
+    print(f"chat step, CPU ms: ChatModel.run {result['chat_step_ms']} (raystorm's client), "
+          f"{result['chat_step_ms_autogen']} (--llm-client autogen); the same request posted with httpx alone "
+          f"{result['raw_httpx_post_ms']}, with aiohttp alone {result['raw_aiohttp_post_ms']}")
     print(json.dumps(result))
 
 

@@ -19,7 +19,7 @@ from autogen_core.models import ModelFamily, ModelInfo
 
 from agents.lm.cache import CompletionCache
 from agents.lm.chat import ChatModel
-from agents.lm.direct_client import DirectChatClient
+from agents.lm.direct_client import DirectChatClient, HttpSession
 from agents.lm.errors import LLMConfigError
 from agents.lm.extractive import NO_LLM_NOTICE, ExtractiveModel
 from agents.lm.nlp import TextToolkit
@@ -121,15 +121,18 @@ class RoleModels:
 
 
 def chat_model(spec: ModelSpec, settings: LLMSettings, *, cache: CompletionCache | None,
-               ledger: UsageLedger, http_client: httpx.AsyncClient | None = None,
+               ledger: UsageLedger, http_client: HttpSession | httpx.AsyncClient | None = None,
                nlp: TextToolkit | None = None) -> ChatModel:
     """A `ChatModel` for an OpenAI or OpenAI-compatible `spec`; `nlp`: the toolkit of its
     extractive fallback. Each role with its own sampling (`settings.sampling`) sends its own."""
     reasoning = spec.provider == "openai" and bool(_REASONING.match(spec.model))
     create_args = sampling_args(Sampling(), settings, reasoning)
     role_args = {role: sampling_args(s, settings, reasoning) for role, s in settings.sampling.items()}
-    client = (direct_client(spec, settings, http_client=http_client) if settings.client == "direct" else
-              openai_client(spec, settings, http_client=http_client))
+    if settings.client == "direct":
+        client = direct_client(spec, settings, http_client=http_client)
+    else:  # the openai SDK builds its own HTTP client unless given an httpx one
+        given = None if isinstance(http_client, HttpSession) else http_client
+        client = openai_client(spec, settings, http_client=given)
     model = ChatModel(
         client,
         model=spec.model,
@@ -165,7 +168,7 @@ def sampling_args(sampling: Sampling, settings: LLMSettings, reasoning: bool) ->
 
 
 def direct_client(spec: ModelSpec, settings: LLMSettings, *,
-                  http_client: httpx.AsyncClient | None = None) -> DirectChatClient:
+                  http_client: HttpSession | httpx.AsyncClient | None = None) -> DirectChatClient:
     """A `DirectChatClient` for `spec`: httpx alone, no SDK in between (`settings.client == "direct"`)."""
     base_url = endpoint_of(spec) if spec.provider == "openai" else spec.base_url
     if not base_url:

@@ -1,0 +1,89 @@
+"""`DirectChatClient` through its aiohttp session against a real loopback server (the httpx path and
+autogen's client are tested with a faked transport in test_lm_chat_openai.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+import pytest
+
+from agents.lm.backoff import RetryPolicy
+from agents.lm.chat import ChatModel
+from agents.lm.direct_client import DirectChatClient, HttpSession
+from agents.lm.errors import EndpointUnavailableError
+from agents.lm.models import generic_model_info
+from agents.lm.settings import LLMSettings
+from agents.lm.usage import UsageLedger
+from tests.support.llm_endpoint import start_endpoint
+
+
+def chat(url: str, sleeps, *, http=None, retries: int = 2, timeout_s: float = 5.0) -> ChatModel:
+    client = DirectChatClient(model="standin", base_url=url, api_key="sk-local",
+                              model_info=generic_model_info(LLMSettings()), http_client=http, timeout_s=timeout_s)
+    return ChatModel(client, model="standin", endpoint=url, ledger=UsageLedger(), sleep=sleeps,
+                     retry=RetryPolicy(max_retries=retries, base_delay_s=0.01, timeout_s=timeout_s))
+
+
+async def run_and_close(model: ChatModel, step, inp):
+    try:
+        return await model.run(step, inp)
+    finally:
+        await model.close()
+
+
+def test_a_step_through_the_session_reaches_the_server_and_reads_its_reply(step, question, sleeps):
+    with start_endpoint() as endpoint:
+        model = chat(endpoint.url, sleeps)
+        out = asyncio.run(run_and_close(model, step, question))
+        (logged,) = endpoint.requests()
+    assert isinstance(out, step.Output) and out.answer
+    assert logged["status"] == 200 and logged["outcome"] == "ok"
+    (record,) = model.ledger.records
+    assert record.ok and record.attempts == 1 and record.prompt_tokens > 0 and record.output_mode == "json_schema"
+
+
+def test_429_and_500_from_the_server_are_retried_as_through_httpx(step, question, sleeps):
+    with start_endpoint(fail_rate=1.0, fail_mix="429=1,500=1") as endpoint:
+        model = chat(endpoint.url, sleeps, retries=3)
+        with pytest.raises(EndpointUnavailableError) as err:
+            asyncio.run(run_and_close(model, step, question))
+        statuses = {r["status"] for r in endpoint.requests()}
+    assert len(endpoint.requests()) == 4 and statuses <= {429, 500} and len(sleeps.waits) == 3
+    assert "HTTP 429" in str(err.value) or "HTTP 500" in str(err.value)
+
+
+def test_a_closed_port_is_a_connection_failure_naming_the_endpoint(step, question, sleeps):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # nobody listens here once the socket is closed
+    url = f"http://127.0.0.1:{port}/v1"
+    with pytest.raises(EndpointUnavailableError) as err:
+        asyncio.run(run_and_close(chat(url, sleeps, retries=1), step, question))
+    assert url in str(err.value) and "could not connect" in str(err.value)
+
+
+def test_a_stalled_server_times_out_per_attempt(step, question, sleeps):
+    with start_endpoint(fail_rate=1.0, fail_mix="timeout=1", stall_s=3.0) as endpoint:
+        model = chat(endpoint.url, sleeps, retries=1, timeout_s=0.3)
+        with pytest.raises(EndpointUnavailableError, match="timed out"):
+            asyncio.run(run_and_close(model, step, question))
+
+
+def test_one_session_serves_several_clients_and_is_closed_by_its_owner(step, question, sleeps):
+    shared = HttpSession()
+
+    async def two_models(url: str):
+        first, second = chat(url, sleeps, http=shared), chat(url, sleeps, http=shared)
+        await first.run(step, question)
+        await second.run(step, question)
+        await first.close()  # a client does not close a session it was given
+        await second.run(step, question)
+        session = shared._current()
+        await shared.aclose()
+        return session
+
+    with start_endpoint() as endpoint:
+        session = asyncio.run(two_models(endpoint.url))
+        assert len(endpoint.requests()) == 3
+    assert session.closed
