@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncGenerator, Mapping, Sequence
 from typing import Any
 
 import aiohttp
@@ -146,8 +146,9 @@ class DirectChatClient(ChatCompletionClient):
                                    completion_tokens=self._usage.completion_tokens + result.usage.completion_tokens)
         return result
 
-    def create_stream(self, *args: Any, **kwargs: Any):
-        raise NotImplementedError("DirectChatClient does not stream; raystorm reads whole replies")
+    async def create_stream(self, messages: Sequence[LLMMessage], **kwargs: Any) -> AsyncGenerator[CreateResult, None]:
+        """The whole reply as a stream of one item (raystorm reads whole replies; no chunks are asked for)."""
+        yield await self.create(messages, **kwargs)
 
     async def close(self) -> None:
         if self._owns_http:

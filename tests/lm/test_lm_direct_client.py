@@ -87,3 +87,20 @@ def test_one_session_serves_several_clients_and_is_closed_by_its_owner(step, que
         session = asyncio.run(two_models(endpoint.url))
         assert len(endpoint.requests()) == 3
     assert session.closed
+
+
+def test_the_stream_is_the_whole_reply_as_one_item(step, question, sleeps):
+    from autogen_core.models import CreateResult, UserMessage
+
+    async def stream(url: str) -> list:
+        client = DirectChatClient(model="standin", base_url=url, api_key="sk-local",
+                                  model_info=generic_model_info(LLMSettings()))
+        try:
+            return [item async for item in client.create_stream([UserMessage(content="Who led the trial?",
+                                                                             source="user")])]
+        finally:
+            await client.close()
+
+    with start_endpoint() as endpoint:
+        (item,) = asyncio.run(stream(endpoint.url))
+    assert isinstance(item, CreateResult) and isinstance(item.content, str) and item.content
