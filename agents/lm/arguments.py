@@ -73,8 +73,8 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
                         "extractive model and go on (default; counted in the run summary and "
                         "llm_call_history.jsonl), or 'fail' to stop the stage")
     g.add_argument("--llm-client", choices=LLM_CLIENTS, default=None,
-                   help="how requests are sent: 'direct' (default) posts each one with httpx; 'autogen' goes "
-                        "through autogen-ext's OpenAI client and the openai SDK (about 1 ms more CPU a call)")
+                   help="how requests are sent: 'direct' (default) posts each one itself (aiohttp); 'autogen' "
+                        "goes through autogen-ext's OpenAI client and the openai SDK (about 1.5 ms more CPU a call)")
     g.add_argument("--no-llm-cache", action="store_true",
                    help="send every request even if the same one was answered before")
     g.add_argument("--no-llm-function-calling", action="store_true",

@@ -141,7 +141,7 @@ class LLMSettings(BaseModel):
     prices: dict[str, ModelPrice] = Field(default_factory=dict, description="added to KNOWN_PRICES")
     cache: bool = Field(True, description="replay identical requests from the run's cache directory")
     client: Literal["direct", "autogen"] = Field(
-        "direct", description="how requests are sent: 'direct' posts each one with httpx (agents.lm.direct_client); "
+        "direct", description="how requests are sent: 'direct' posts each one itself (agents.lm.direct_client); "
                               "'autogen' goes through autogen-ext's OpenAIChatCompletionClient and the openai SDK")
     function_calling: bool = Field(True, description="offer tool steps (the report agent's choice of tool) the "
                                                      "API's native function calling; off: they ask for JSON")
