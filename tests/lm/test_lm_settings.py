@@ -58,12 +58,28 @@ def test_model_specs(text, base_url, expected):
     (["--llm-temperature", "0.7"], "only apply to a language model"),
     (["--no-llm-cache"], "only apply to a language model"),
     (["--on-bad-output", "fail"], "--on-bad-output only apply to a language model"),
+    (["--llm-client", "autogen"], "--llm-client only apply to a language model"),
     (["--llm", "openai:gpt-4o", "--llm-price", "gpt-4o=cheap"], "MODEL=IN,OUT"),
     (["--llm", "openai:gpt-4o", "--llm-retries", "-1"], "max_retries"),
 ])
 def test_bad_options_are_refused_with_the_fix(argv, message):
     with pytest.raises(LLMConfigError, match=message):
         settings_from_args(parse(*argv))
+
+
+def test_the_client_option_chooses_how_requests_are_sent(keys):
+    from autogen_ext.models.openai import OpenAIChatCompletionClient
+
+    from agents.lm.direct_client import DirectChatClient
+
+    chosen = {}
+    for flags in ([], ["--llm-client", "autogen"], ["--llm-client", "direct"]):
+        settings = settings_from_args(parse("--llm", "openai:gpt-4o-mini", *flags))
+        models = RoleModels.from_settings(settings)
+        chosen[" ".join(flags)] = (settings.client, type(models.default.client))
+    assert chosen == {"": ("direct", DirectChatClient),
+                      "--llm-client autogen": ("autogen", OpenAIChatCompletionClient),
+                      "--llm-client direct": ("direct", DirectChatClient)}
 
 
 def test_settings_hold_no_secrets_and_travel(keys):
