@@ -48,6 +48,11 @@ class ExpertActor:
     def __init__(self, recipe: ModelRecipe, gateway: ray.actor.ActorHandle, retriever: PoolRetriever,
                  store_pool: ActorPool, label: str):
         embed_threads(1)
+        # the stage functions `run_stage` is handed arrive pickled by reference: their modules load here,
+        # with the actor, not inside a run's first stage call (~0.3 s of CPU and of that call's wait)
+        import agents.report.stage  # noqa: F401
+        import agents.storm.stages  # noqa: F401
+
         self.label = label
         self.models = ActorModels(recipe, gateway, holder=label, nlp=recipe.toolkit())
         self.retriever = retriever
