@@ -83,6 +83,8 @@ class HttpSession:
             raise httpx.ConnectError(str(exc)) from exc
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
             raise httpx.ReadError(f"{type(exc).__name__}: {exc}") from exc
+        except aiohttp.ClientError as exc:  # too many redirects, an invalid URL, ...: the request did not go through
+            raise httpx.RemoteProtocolError(f"{type(exc).__name__}: {exc}") from exc
 
     async def aclose(self) -> None:
         session, self._session = self._session, None

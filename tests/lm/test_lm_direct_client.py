@@ -104,3 +104,29 @@ def test_the_stream_is_the_whole_reply_as_one_item(step, question, sleeps):
     with start_endpoint() as endpoint:
         (item,) = asyncio.run(stream(endpoint.url))
     assert isinstance(item, CreateResult) and isinstance(item.content, str) and item.content
+
+
+def test_a_redirect_loop_is_a_failed_request_not_a_traceback(step, question, sleeps):
+    import http.server
+    import threading
+
+    class Loop(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (http.server's name)
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            self.send_response(307)
+            self.send_header("location", self.path)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Loop)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        with pytest.raises(EndpointUnavailableError, match="TooManyRedirects"):
+            asyncio.run(run_and_close(chat(url, sleeps, retries=1), step, question))
+    finally:
+        server.shutdown()
+        server.server_close()
