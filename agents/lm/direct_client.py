@@ -93,7 +93,7 @@ class HttpSession:
 
 
 class DirectChatClient(ChatCompletionClient):
-    """An OpenAI-compatible chat endpoint through httpx alone.
+    """An OpenAI-compatible chat endpoint, each request one POST (aiohttp, or the httpx client given).
 
     - `model`, `base_url` (ends before `/chat/completions`), `api_key` (sent as a bearer token).
     - `model_info`: what the model can do (function calling, JSON output), as autogen describes it.
