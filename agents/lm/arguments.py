@@ -17,7 +17,7 @@ from agents.lm.errors import LLMConfigError
 from agents.lm.models import RoleModels
 from agents.lm.nlp import TextToolkit
 from agents.lm.output import ON_BAD_OUTPUT, OUTPUT_MODES
-from agents.lm.settings import ROLE_SAMPLING, STORM_ROLES, LLMSettings, Sampling, parse_model_spec
+from agents.lm.settings import LLM_CLIENTS, ROLE_SAMPLING, STORM_ROLES, LLMSettings, Sampling, parse_model_spec
 from agents.lm.usage import ModelPrice, UsageLedger
 
 # Options that only tune a chat model; given without any LLM they are refused, not ignored.
@@ -32,7 +32,6 @@ _TUNING = {
     "on_bad_output": "--on-bad-output",
     "llm_client": "--llm-client",
 }
-LLM_CLIENTS = ("direct", "autogen")
 
 
 def add_llm_arguments(parser: argparse.ArgumentParser) -> None:

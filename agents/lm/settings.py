@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from typing import Literal
+from typing import Literal, get_args
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -43,6 +43,9 @@ from agents.lm.usage import ModelPrice
 STORM_ROLES = ("conv_simulator", "question_asker", "outline", "article", "polish", "react")  # react: --writer react
 
 Provider = Literal["extractive", "openai", "openai_compatible"]
+# how chat requests are sent: raystorm's own client (agents.lm.direct_client) or autogen-ext's
+LLMClient = Literal["direct", "autogen"]
+LLM_CLIENTS: tuple[str, ...] = get_args(LLMClient)
 OPENAI_KEY_ENV = "OPENAI_API_KEY"
 COMPATIBLE_KEY_ENV = "RAYSTORM_LLM_API_KEY"
 _ROLE = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -140,7 +143,7 @@ class LLMSettings(BaseModel):
     concurrency: int = Field(8, ge=1, description="requests in flight per model")
     prices: dict[str, ModelPrice] = Field(default_factory=dict, description="added to KNOWN_PRICES")
     cache: bool = Field(True, description="replay identical requests from the run's cache directory")
-    client: Literal["direct", "autogen"] = Field(
+    client: LLMClient = Field(
         "direct", description="how requests are sent: 'direct' posts each one itself (agents.lm.direct_client); "
                               "'autogen' goes through autogen-ext's OpenAIChatCompletionClient and the openai SDK")
     function_calling: bool = Field(True, description="offer tool steps (the report agent's choice of tool) the "
