@@ -211,14 +211,15 @@ class DenseEmbedder:
         return self.embed_queries([text])[0]
 
     def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
-        """Each query's vector, those not cached in one model run (a batch of 3 costs ~25% less CPU a
+        """Each query's vector, those not cached in one model run (a batch of 3 costs 12–25% less CPU a
         query than 3 runs; the vectors are the same, tested); queries other threads are embedding now
         are waited for, not embedded twice."""
         keys = [_QUERY_KEY + t for t in texts]
         found, mine, theirs = self._cache.claim(keys)
         try:
             if mine:
-                for key, vec in zip(mine, self._load().query_embed([k[len(_QUERY_KEY):] for k in mine], batch_size=len(mine))):
+                queries = [k[len(_QUERY_KEY):] for k in mine]
+                for key, vec in zip(mine, self._load().query_embed(queries, batch_size=len(mine))):
                     self._cache.put(key, vec)
                     found[key] = vec.tolist()
         finally:
@@ -226,7 +227,9 @@ class DenseEmbedder:
         for key, event in theirs.items():
             event.wait(timeout=CLAIM_WAIT_S)  # past it, embed the query here rather than wait on
             vec = self._cache.get(key)
-            found[key] = list(vec) if vec is not None else next(iter(self._load().query_embed(key[len(_QUERY_KEY):]))).tolist()
+            if vec is None:
+                vec = next(iter(self._load().query_embed(key[len(_QUERY_KEY):]))).tolist()
+            found[key] = list(vec)
         return [list(found[k]) for k in keys]
 
 

@@ -14,9 +14,9 @@ with this client (`scripts/bench_call_floor.py`).
 
 Failures are the exceptions `agents.lm.backoff.classify` reads: `httpx.HTTPStatusError` for a
 status of 400 or more (its body kept for the classification), httpx's timeout and transport
-errors (aiohttp's are raised as their httpx equivalents), and `ValueError`/`KeyError`/`TypeError`/`IndexError` for a reply that is not a chat
-completion (HTML, `{"choices": []}`, no `message`, an error object with status 200, a body cut
-short). No retries here: `ChatModel` retries.
+errors (aiohttp's are raised as their httpx equivalents), and `ValueError`, `KeyError`,
+`TypeError` or `IndexError` for a reply that is not a chat completion (HTML, `{"choices": []}`, no
+`message`, an error object with status 200, a body cut short). No retries here: `ChatModel` retries.
 """
 
 from __future__ import annotations
@@ -69,7 +69,8 @@ class HttpSession:
             self._loop = loop
         return self._session
 
-    async def post(self, url: str, body: bytes, headers: Mapping[str, str], timeout_s: float) -> tuple[int, list, bytes]:
+    async def post(self, url: str, body: bytes, headers: Mapping[str, str],
+                   timeout_s: float) -> tuple[int, list, bytes]:
         """(status, headers, body) of a POST; aiohttp's failures raised as httpx's (`classify` reads those)."""
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=5.0, sock_read=timeout_s)
         try:
