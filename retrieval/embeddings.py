@@ -14,7 +14,7 @@ import shutil
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -182,16 +182,22 @@ class DenseEmbedder:
         return int(size) if size else len(next(iter(model.embed(["dimension probe"]))))
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        found, mine, theirs = self._cache.claim(texts)
+        return self._cached(texts, self._run)
+
+    def _cached(self, keys: Sequence[str],
+                run: Callable[[Sequence[str]], dict[str, list[float]]]) -> list[list[float]]:
+        """The vector of each key: cached, made by `run` (distinct keys -> vectors, into the cache) for the
+        keys this caller claims, waited for where another thread is making it (past `CLAIM_WAIT_S`, made here)."""
+        found, mine, theirs = self._cache.claim(keys)
         try:
-            found.update(self._run(mine))
+            found.update(run(mine))
         finally:
             self._cache.release(mine)
-        for text, event in theirs.items():
-            event.wait(timeout=CLAIM_WAIT_S)  # past it, embed the text here rather than wait on
-            vec = self._cache.get(text)
-            found[text] = vec if vec is not None else self._run([text])[text]
-        return [list(found[t]) for t in texts]
+        for key, event in theirs.items():
+            event.wait(timeout=CLAIM_WAIT_S)
+            vec = self._cache.get(key)
+            found[key] = vec if vec is not None else run([key])[key]
+        return [list(found[k]) for k in keys]
 
     def _run(self, texts: Sequence[str]) -> dict[str, list[float]]:
         """The model's vectors for distinct `texts`, into the cache."""
@@ -214,23 +220,18 @@ class DenseEmbedder:
         """Each query's vector, those not cached in one model run (a batch of 3 costs 12–25% less CPU a
         query than 3 runs; the vectors are the same, tested); queries other threads are embedding now
         are waited for, not embedded twice."""
-        keys = [_QUERY_KEY + t for t in texts]
-        found, mine, theirs = self._cache.claim(keys)
-        try:
-            if mine:
-                queries = [k[len(_QUERY_KEY):] for k in mine]
-                for key, vec in zip(mine, self._load().query_embed(queries, batch_size=len(mine))):
-                    self._cache.put(key, vec)
-                    found[key] = vec.tolist()
-        finally:
-            self._cache.release(mine)
-        for key, event in theirs.items():
-            event.wait(timeout=CLAIM_WAIT_S)  # past it, embed the query here rather than wait on
-            vec = self._cache.get(key)
-            if vec is None:
-                vec = next(iter(self._load().query_embed(key[len(_QUERY_KEY):]))).tolist()
-            found[key] = list(vec)
-        return [list(found[k]) for k in keys]
+        return self._cached([_QUERY_KEY + t for t in texts], self._run_queries)
+
+    def _run_queries(self, keys: Sequence[str]) -> dict[str, list[float]]:
+        """The model's query vectors for distinct query `keys`, in one run, into the cache."""
+        if not keys:
+            return {}
+        queries = [k[len(_QUERY_KEY):] for k in keys]
+        out: dict[str, list[float]] = {}
+        for key, vec in zip(keys, self._load().query_embed(queries, batch_size=len(keys))):
+            self._cache.put(key, vec)
+            out[key] = vec.tolist()
+        return out
 
 
 class SparseEmbedder:

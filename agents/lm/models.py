@@ -169,7 +169,7 @@ def sampling_args(sampling: Sampling, settings: LLMSettings, reasoning: bool) ->
 
 def direct_client(spec: ModelSpec, settings: LLMSettings, *,
                   http_client: HttpSession | httpx.AsyncClient | None = None) -> DirectChatClient:
-    """A `DirectChatClient` for `spec`: httpx alone, no SDK in between (`settings.client == "direct"`)."""
+    """A `DirectChatClient` for `spec`: one POST a request, no SDK in between (`settings.client == "direct"`)."""
     base_url = endpoint_of(spec) if spec.provider == "openai" else spec.base_url
     if not base_url:
         raise LLMConfigError(f"model {spec.label} has no base URL: pass --llm-base-url or MODEL@URL")
