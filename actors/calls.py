@@ -6,6 +6,8 @@ object ref. A timeout becomes `ActorTimeout`, a dead or unreachable actor
 itself when it is a `RaystormError` (its message already says what to do), or
 as `ActorCallError` with the remote exception's type and message otherwise.
 `retrying` reissues a call whose actor died, for calls that are safe to repeat.
+Both unwrap a result that carries usage records (`actors.filing.Filed`): the
+caller gets the value, the records stay in its process's outbox.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ray.exceptions import (
     UnserializableException,
 )
 
+from actors.filing import unwrap
 from agents.retry import ACTOR_RESTART, RetryPolicy
 from retrieval.errors import RaystormError
 
@@ -97,7 +100,7 @@ def _brief(exc: BaseException) -> str:
 async def call(ref: Awaitable[T], *, actor: str, method: str, stage: str, timeout_s: float) -> T:
     """Await one actor call with a bound."""
     try:
-        return await asyncio.wait_for(ref, timeout_s)
+        return unwrap(await asyncio.wait_for(ref, timeout_s))
     except asyncio.TimeoutError:
         if isinstance(ref, ray.ObjectRef):
             ray.cancel(ref)
@@ -110,11 +113,12 @@ def get(refs: ray.ObjectRef | Sequence[ray.ObjectRef], *, actor: str, method: st
         timeout_s: float) -> Any:
     """`ray.get` with a bound, for the few places outside an event loop."""
     try:
-        return ray.get(refs, timeout=timeout_s)
+        out = ray.get(refs, timeout=timeout_s)
     except GetTimeoutError:
         raise ActorTimeout(actor, method, stage, timeout_s) from None
     except (RayTaskError, RayActorError, UnserializableException) as exc:
         raise _translate(exc, actor, method, stage) from exc
+    return [unwrap(o) for o in out] if isinstance(refs, Sequence) else unwrap(out)
 
 
 async def retrying(make_call: Callable[[], Awaitable[T]], policy: RetryPolicy = ACTOR_RESTART) -> T:

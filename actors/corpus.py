@@ -26,6 +26,7 @@ from retrieval.config import StoreSettings
 from retrieval.embeddings import embed_threads
 from retrieval.errors import RaystormError
 from retrieval.infotable import InformationTable, Snippet
+from retrieval.query import SearchAsk
 from retrieval.search import Corpus, QueryVectors, SearchSettings
 from retrieval.store import SearchFilter, SearchHit, SearchMode
 
@@ -46,11 +47,11 @@ class CorpusActor:
                mmr: bool, vectors: QueryVectors | None = None) -> list[SearchHit]:
         return self._corpus.search(query, k=k, mode=mode, flt=flt, mmr=mmr, vectors=vectors)
 
-    def search_many(self, queries: list[str], k: int, mode: SearchMode | None, flt: SearchFilter | None,
-                    mmr: bool, vectors: list[QueryVectors | None]) -> list[list[SearchHit]]:
-        """`search` for each query, in one call."""
-        return [self._corpus.search(q, k=k, mode=mode, flt=flt, mmr=mmr, vectors=v)
-                for q, v in zip(queries, vectors, strict=True)]
+    def search_many(self, asks: list[SearchAsk], mode: SearchMode | None, mmr: bool,
+                    vectors: list[QueryVectors | None]) -> list[list[SearchHit]]:
+        """`search` for each ask, in one call."""
+        return [self._corpus.search(a.query, k=a.k, mode=mode, flt=a.flt, mmr=mmr, vectors=v)
+                for a, v in zip(asks, vectors, strict=True)]
 
     def version(self) -> str:
         """A hash of the collection's passage ids (`Corpus.version`), for a run's checkpoints."""
@@ -76,6 +77,13 @@ class CorpusActor:
     def table_search(self, name: str, queries: list[str], k: int,
                      vectors: list[QueryVectors] | None = None) -> list[Snippet]:
         return self._table(name).search(queries, k, vectors)
+
+    def table_search_many(self, name: str, groups: list[tuple[list[str], int]],
+                          vectors: list[list[QueryVectors]] | None = None) -> list[list[Snippet]]:
+        """`table_search` for each (queries, k) group, in one call."""
+        table = self._table(name)
+        return [table.search(queries, k, vectors[i] if vectors is not None else None)
+                for i, (queries, k) in enumerate(groups)]
 
     def table_snippets(self, name: str) -> list[Snippet]:
         return self._table(name).snippets()

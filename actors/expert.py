@@ -68,9 +68,10 @@ class ExpertActor:
         agent = ExpertAgent(spec.name, spec.topic, self.models.for_topic(spec.topic), self.retriever,
                             search_k=spec.search_k, exclude_urls=spec.exclude_urls)
         try:
-            return await stateless_turn(agent, state, messages)
-        finally:
+            return self.models.carry(await stateless_turn(agent, state, messages))
+        except BaseException:
             await self.models.flush()
+            raise
 
     def release(self, topics: Sequence[str]) -> None:
         """Forget these topics' models (a long-lived service, after their run)."""
@@ -80,6 +81,8 @@ class ExpertActor:
         """`fn(args, ctx)` with this actor's models (for `args.topic`), retriever and the table `table`."""
         remote = RemoteTable(self.store_pool, table, encoder=self.retriever.encoder) if table else None
         try:
-            return await fn(args, StageContext(self.models.for_topic(args.topic), self.retriever, remote))
-        finally:
+            return self.models.carry(await fn(args, StageContext(self.models.for_topic(args.topic), self.retriever,
+                                                                 remote)))
+        except BaseException:
             await self.models.flush()
+            raise

@@ -5,12 +5,13 @@ the gateway only hands out permits. A call needs a lease on its endpoint
 (`acquire`, which waits for a free slot under the endpoint's cluster-wide
 concurrency and requests-per-minute limits); an actor keeps a lease its call
 gave back for a moment, for its next call, and gives back unused ones in one
-message (`settle`), which also files usage records in batches (`actors.models.GatewayLink`).
+message (`settle`; `actors.models.GatewayLink`).
 A lease whose holder died is reclaimed after `lease_timeout_s`, so a lost node cannot leak slots.
 
 Every call's `UsageRecord` reaches the gateway with the actor and topic it
-came from, so the run has one ledger: calls, tokens and cost per role, per
-actor, per topic. The completion cache lives with the gateway
+came from (carried back with the results to the orchestrator, which files them
+in one message before it reads the ledger: `file`, `actors.filing`), so the run
+has one ledger: calls, tokens and cost per role, per actor, per topic. The completion cache lives with the gateway
 (`cache_get`/`cache_put`), one directory for the whole cluster.
 
 `EndpointGate` and `UsageBook` hold the logic and are plain classes.
@@ -27,6 +28,7 @@ from collections.abc import Sequence
 import ray
 from pydantic import BaseModel, Field
 
+from actors.filing import Filing
 from actors.pool import ActorOptions
 from agents.lm.cache import CachedCompletion, CompletionCache
 from agents.lm.usage import UsageLedger, UsageRecord, UsageSummary, UsageTotals
@@ -220,13 +222,17 @@ class LLMGateway:
         self._leases[lease] = endpoint
         return lease, not gate.limits.requests_per_minute and 2 * gate.free() >= gate.limits.concurrency
 
-    def settle(self, leases: list[str], filings: list[tuple[str | None, list[UsageRecord]]], actor: str) -> None:
-        """Give back `leases` and file usage records, (topic, records) at a time, from one actor in one message."""
+    def settle(self, leases: list[str]) -> None:
+        """Give back `leases` (one actor's, in one message)."""
         for lease in leases:
             endpoint = self._leases.pop(lease, None)
             if endpoint is not None:
                 self._gate(endpoint).release(lease)
-        for topic, records in filings:
+
+    def file(self, filings: list[Filing]) -> None:
+        """File usage records, (actor, topic, records) at a time: an orchestrator's outbox, or an actor's
+        own records when its method failed (`actors.filing`)."""
+        for actor, topic, records in filings:
             self._book.add(records, actor, topic)
 
     def ledger(self, topic: str | None = None) -> UsageLedger:

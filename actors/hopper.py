@@ -88,9 +88,11 @@ class Hopper:
             raise UsageError("this Hopper serves questions only: start it with the run's gateway and models")
         try:
             with in_report_place(section, tool):
-                return await ChainOfRAG(self.run_models.for_topic(topic), self.retriever, settings).answer(question)
-        finally:
+                answer = await ChainOfRAG(self.run_models.for_topic(topic), self.retriever, settings).answer(question)
+        except BaseException:
             await self.run_models.flush()
+            raise
+        return self.run_models.carry(answer)
 
 
 class HopperPool:

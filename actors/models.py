@@ -24,6 +24,7 @@ import ray
 from pydantic import BaseModel, ConfigDict, Field
 
 from actors.calls import call, get
+from actors.filing import OUTBOX, Filed, Filing, gateway_key
 from agents.lm.cache import CachedCompletion
 from agents.lm.direct_client import HttpSession, default_http_client
 from agents.lm.extractive import NO_LLM_NOTICE, ExtractiveModel
@@ -38,7 +39,8 @@ from retrieval.embeddings import shared_dense
 INJECTED_ENDPOINT = "injected-latency"
 GATEWAY_TIMEOUT_S = 60.0
 LEASE_TIMEOUT_S = 1800.0  # a lease may wait behind a long queue of calls to a slow endpoint
-LEASE_LINGER_S = 0.5  # a lease given back waits this long for the same actor's next call
+LEASE_LINGER_S = 0.5  # a lease given back waits at least this long for the same actor's next call,
+LINGER_PER_CALL = 1.5  # and up to this many times as long as the actor's recent calls took
 LEASE_REUSE_S = 10.0  # and is reused for at most this long after its grant
 _NEVER_REUSED = float("-inf")  # the grant time of a lease the gateway said not to keep
 
@@ -93,25 +95,28 @@ class GatewayLink:
     """One actor's traffic with the gateway: leases reused between its calls, usage filed in batches.
 
     A lease the gateway marks reusable (granted while at least half the endpoint's slots were free,
-    and no rate limit) stays with the actor for `LEASE_LINGER_S` after its call, and the actor's next
-    call on that endpoint takes it without asking the gateway; whatever no call took by then goes
+    and no rate limit) stays with the actor for a while after its call (`LEASE_LINGER_S`, or
+    `LINGER_PER_CALL` times its recent calls' duration if longer: in a conversation an actor's next call
+    comes once the other side's call has come back), and the actor's next call on that endpoint takes it
+    without asking the gateway; whatever no call took by then goes
     back in one message (not awaited). A lease is never reused past `LEASE_REUSE_S` from its grant,
     which bounds how long a busy actor can keep slots from others once the endpoint fills up. The
     gateway's limit holds as before: a lease is one request in flight or one waiting a moment to be
-    reused. The records of every call are filed by `flush`, which each actor method that runs models
-    awaits before it returns, so the orchestrator never reads a ledger that lacks a call it has seen
-    the result of.
+    reused. The records of every call go back with the result of the actor method that made them
+    (`carry`, `actors.filing`), or, when that method fails, are filed by `flush` before it raises.
     """
 
     def __init__(self, gateway: ray.actor.ActorHandle, holder: str):
         self.gateway = gateway
         self.holder = holder
+        self.key = gateway_key(gateway)
         self.filers: list[UsageFiler] = []
         self._held: dict[str, float] = {}  # lease of a call in flight -> when granted
         self._free: dict[str, list[tuple[str, float]]] = {}  # endpoint -> (lease, when granted), unused
         self._returning: asyncio.TimerHandle | None = None
         self._returning_on: asyncio.AbstractEventLoop | None = None
         self._flushing: asyncio.Future | None = None
+        self._call_s = 0.0  # this actor's recent call duration (moving average)
 
     async def take(self, endpoint: str, stage: str) -> str:
         now = time.monotonic()
@@ -127,8 +132,14 @@ class GatewayLink:
         self._held[lease] = time.monotonic() if reusable else _NEVER_REUSED
         return lease
 
-    def give(self, endpoint: str, lease: str) -> None:
-        """`lease` is free again: kept a moment for this actor's next call, then given back."""
+    def linger_s(self) -> float:
+        """How long an idle lease waits for this actor's next call."""
+        return min(max(LEASE_LINGER_S, LINGER_PER_CALL * self._call_s), LEASE_REUSE_S / 2)
+
+    def give(self, endpoint: str, lease: str, took_s: float = 0.0) -> None:
+        """`lease` is free again after a call of `took_s`: kept a moment for this actor's next call, then
+        given back."""
+        self._call_s = took_s if not self._call_s else 0.8 * self._call_s + 0.2 * took_s
         granted = self._held.pop(lease, _NEVER_REUSED)
         if time.monotonic() - granted >= LEASE_REUSE_S:
             self._give_back([lease])
@@ -136,7 +147,7 @@ class GatewayLink:
         self._free.setdefault(endpoint, []).append((lease, granted))
         loop = asyncio.get_running_loop()
         if self._returning is None or self._returning_on is not loop:  # (a test may run several loops)
-            self._returning, self._returning_on = loop.call_later(LEASE_LINGER_S, self._return_idle), loop
+            self._returning, self._returning_on = loop.call_later(self.linger_s(), self._return_idle), loop
 
     def _return_idle(self) -> None:
         self._returning = None
@@ -146,24 +157,36 @@ class GatewayLink:
 
     def _give_back(self, leases: list[str]) -> None:
         if leases:  # not awaited: the gateway frees them when the message lands (a dead actor's, on timeout)
-            self.gateway.settle.remote(leases, [], self.holder)
+            self.gateway.settle.remote(leases)
+
+    def unfiled(self) -> list[Filing]:
+        """The records neither filed nor carried yet (this actor's, and those its calls' results brought
+        back), from now on counted as sent."""
+        filings: list[Filing] = []
+        for filer in self.filers:
+            new = filer.ledger.records[filer.sent:]
+            if new:
+                filer.sent += len(new)
+                filings.append((self.holder, filer.topic, list(new)))
+        return filings + OUTBOX.take(self.key)
+
+    def carry(self, value):
+        """`value` with the records not yet filed (`Filed`), for its caller to take back; `value` itself
+        when there are none."""
+        filings = self.unfiled()
+        return Filed(value, self.key, filings) if filings else value
 
     async def flush(self, stage: str = "llm") -> None:
         """File every record not yet filed, in one call to the gateway (waiting for one already under way)."""
         while self._flushing is not None:
             await asyncio.shield(self._flushing)
-        filings = []
-        for filer in self.filers:
-            new = filer.ledger.records[filer.sent:]
-            if new:
-                filer.sent += len(new)
-                filings.append((filer.topic, list(new)))
+        filings = self.unfiled()
         if not filings:
             return
         self._flushing = asyncio.get_running_loop().create_future()
         try:
-            await call(self.gateway.settle.remote([], filings, self.holder), actor="LLMGateway", method="settle",
-                       stage=stage, timeout_s=GATEWAY_TIMEOUT_S)
+            await call(self.gateway.file.remote(filings), actor="LLMGateway", method="file", stage=stage,
+                       timeout_s=GATEWAY_TIMEOUT_S)
         finally:
             self._flushing.set_result(None)
             self._flushing = None
@@ -187,10 +210,11 @@ class GatedModel:
         if self.endpoint is None:
             return await self.inner.run(step, inp)
         lease = await self._link.take(self.endpoint, step.role)
+        started = time.monotonic()
         try:
             return await self.inner.run(step, inp)
         finally:
-            self._link.give(self.endpoint, lease)
+            self._link.give(self.endpoint, lease, time.monotonic() - started)
 
     async def close(self) -> None:
         if hasattr(self.inner, "close"):
@@ -291,9 +315,14 @@ class ActorModels:
             self._by_topic.pop(topic, None)
         self.link.forget(topics)
 
+    def carry(self, value):
+        """`value` with the usage of every call made so far, for the caller (each actor method that ran
+        models returns this; `actors.filing`)."""
+        return self.link.carry(value)
+
     async def flush(self) -> None:
-        """File the usage of every call made so far with the gateway (each actor method that ran models
-        awaits this before it returns)."""
+        """File the usage of every call made so far with the gateway (an actor method that ran models and
+        fails awaits this before it raises: no result carries the records back then)."""
         await self.link.flush()
 
     async def close(self) -> None:

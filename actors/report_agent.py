@@ -55,10 +55,11 @@ class ReportAgentActor:
         ctx = StageContext(self.models.for_topic(args.topic), self.retriever, ask_many=ask_many)
         try:
             section = await react_section(args, ctx)
-        finally:
+        except BaseException:
             await self.models.flush()
+            raise
         self.written.setdefault(args.topic, {})[section.index] = section
-        return section
+        return self.models.carry(section)
 
     def sections(self, topic: str) -> list[ReactSection]:
         """The sections of `topic` this actor wrote, in outline order."""

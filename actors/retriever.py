@@ -12,7 +12,7 @@ from typing import Protocol
 
 from actors.pool import ActorPool
 from retrieval.config import StoreSettings
-from retrieval.query import DEFAULT_MODE, QueryEncoder, QueryVectors, SearchFilter, SearchHit, SearchMode
+from retrieval.query import DEFAULT_MODE, QueryEncoder, QueryVectors, SearchAsk, SearchFilter, SearchHit, SearchMode
 
 SEARCH_TIMEOUT_S = 60.0
 
@@ -64,8 +64,8 @@ class SearchHost(Protocol):
     def search(self, query: str, k: int, mode: SearchMode | None, flt: SearchFilter | None,
                mmr: bool, vectors: QueryVectors | None = None) -> list[SearchHit]: ...
 
-    def search_many(self, queries: list[str], k: int, mode: SearchMode | None, flt: SearchFilter | None,
-                    mmr: bool, vectors: list[QueryVectors | None]) -> list[list[SearchHit]]: ...
+    def search_many(self, asks: list[SearchAsk], mode: SearchMode | None, mmr: bool,
+                    vectors: list[QueryVectors | None]) -> list[list[SearchHit]]: ...
 
 
 class PoolRetriever:
@@ -87,8 +87,9 @@ class PoolRetriever:
         return await self.pool.call(SearchHost.search, query, k, self.mode, flt, self.mmr, vectors, stage="search",
                                     timeout_s=self.timeout_s, idempotent=True)
 
-    async def search_many(self, queries: list[str], k: int = 5, flt: SearchFilter | None = None) -> list[list[SearchHit]]:
-        """`search` for each of `queries`, in one call to a corpus actor (an expert turn's queries)."""
-        vectors = await self.encoder.encode_many(queries, self.mode or DEFAULT_MODE, self.mmr)
-        return await self.pool.call(SearchHost.search_many, queries, k, self.mode, flt, self.mmr, vectors,
+    async def search_many(self, asks: list[SearchAsk]) -> list[list[SearchHit]]:
+        """`search` for each ask (an expert turn's queries, a stage's readings), the queries embedded in one
+        model run and searched in one call to a corpus actor (`retrieval.query.search_each`)."""
+        vectors = await self.encoder.encode_many([a.query for a in asks], self.mode or DEFAULT_MODE, self.mmr)
+        return await self.pool.call(SearchHost.search_many, asks, self.mode, self.mmr, vectors,
                                     stage="search", timeout_s=self.timeout_s, idempotent=True)

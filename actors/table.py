@@ -10,7 +10,6 @@ row, and every call is marked safe to repeat.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any, Protocol, Sequence
 
@@ -29,6 +28,9 @@ class TableHost(Protocol):
 
     def table_search(self, name: str, queries: list[str], k: int,
                      vectors: list[QueryVectors] | None = None) -> list[Snippet]: ...
+
+    def table_search_many(self, name: str, groups: list[tuple[list[str], int]],
+                          vectors: list[list[QueryVectors]] | None = None) -> list[list[Snippet]]: ...
 
     def table_snippets(self, name: str) -> list[Snippet]: ...
 
@@ -58,9 +60,19 @@ class RemoteTable:
 
     async def search(self, queries: Sequence[str], k: int) -> list[Snippet]:
         queries = [q for q in queries if q.strip()]  # the table skips blank ones too
-        encoded = await asyncio.gather(*(self.encoder.encode(q, "hybrid") for q in queries))
-        vectors = None if any(v is None for v in encoded) else list(encoded)
+        encoded = await self.encoder.encode_many(queries, "hybrid")
+        vectors = None if any(v is None for v in encoded) else encoded
         return await self._call(TableHost.table_search, queries, k, vectors, stage="information table")
+
+    async def search_many(self, groups: Sequence[tuple[Sequence[str], int]]) -> list[list[Snippet]]:
+        """`search(queries, k)` for each group, every query embedded in one model run, in one call."""
+        groups = [([q for q in queries if q.strip()], k) for queries, k in groups]
+        encoded = await self.encoder.encode_many([q for queries, _ in groups for q in queries], "hybrid")
+        vectors = None
+        if all(v is not None for v in encoded):
+            at = iter(encoded)
+            vectors = [[next(at) for _ in queries] for queries, _ in groups]
+        return await self._call(TableHost.table_search_many, groups, vectors, stage="information table")
 
     async def snippets(self) -> list[Snippet]:
         return await self._call(TableHost.table_snippets, stage="information table")

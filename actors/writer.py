@@ -53,7 +53,7 @@ class PersonaWriter:
         memory = PersonaMemory.of(Conversation.of(agent.persona, list(agent.heard)))
         try:
             return await interview(memory, agent.topic, question, self.models.for_topic(agent.topic))
-        finally:
+        finally:  # filed here, not carried back: a user's interview after the run has no ledger reader
             await self.models.flush()
 
     def add_writer(self, key: str, name: str, topic: str, persona: Persona, max_turns: int) -> AgentCard:
@@ -62,9 +62,10 @@ class PersonaWriter:
 
     async def on_messages(self, key: str, messages: Sequence[BaseChatMessage]) -> Response:
         try:
-            return await self.host.on_messages(key, messages)
-        finally:
+            return self.models.carry(await self.host.on_messages(key, messages))
+        except BaseException:
             await self.models.flush()
+            raise
 
     async def on_reset(self, key: str) -> None:
         await self.host.on_reset(key)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from actors.calls import ActorUnavailable, call, retrying
 from actors.chat_proxy import AgentCard, AgentNotHosted, PooledChatAgent, RemoteChatAgent
 from actors.corpus import CorpusActor
+from actors.filing import OUTBOX
 from actors.expert import ExpertActor, ExpertSpec
 from actors.gateway import LLMGateway
 from actors.report_agent import ReportAgentActor
@@ -55,6 +56,8 @@ class RayRuntime:
         """Nothing is held here: the table lives on the Corpus actors."""
 
     async def usage(self, topic: str) -> UsageLedger:
+        # the records the actors' results brought back are filed first (`actors.filing`)
+        await OUTBOX.flush(self.run.gateway, stage="llm_call_history")
         return await call(self.run.gateway.ledger.remote(topic), actor="LLMGateway",
                           method=LLMGateway.ledger.__name__, stage="llm_call_history", timeout_s=GATEWAY_TIMEOUT_S)
 

@@ -113,7 +113,10 @@ class ReportService:
         return await asyncio.to_thread(self.cluster.wait_ready)
 
     async def info(self) -> ServiceInfo:
+        from actors.filing import OUTBOX
+
         keys = await asyncio.gather(*(h.keys.remote() for h in self.cluster.writers.handles))
+        await OUTBOX.flush(self.cluster.gateway)  # the records runs' results brought back
         ledger = await self.cluster.gateway.ledger.remote()
         return ServiceInfo(name=self.name, spec=self.spec, node=ray.get_runtime_context().get_node_id(),
                            started_at=self.started_at, writers=len(self.cluster.writers),
@@ -158,8 +161,14 @@ class ReportService:
 
     async def _release(self, topics: Sequence[str]) -> None:
         """What the finished topics left on the actors: their writers, models and usage records."""
+        from actors.filing import OUTBOX
+
         refs = [h.release.remote(list(topics)) for h in (*self.cluster.writers.handles,
                                                          *self.cluster.experts.handles)]
+        try:  # records still held here go in before the gateway forgets these topics, not after
+            await OUTBOX.flush(self.cluster.gateway)
+        except Exception:  # best effort, as below
+            pass
         refs.append(self.cluster.gateway.forget.remote(list(topics)))
         await asyncio.gather(*refs, return_exceptions=True)  # best effort: a lost actor held nothing
 

@@ -8,8 +8,9 @@ embed its own queries and leave the store owner only the searching.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from typing import Literal, NamedTuple, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -77,3 +78,22 @@ class Retriever(Protocol):
     """What agents search through: a local corpus, or a pool of Ray actors."""
 
     async def search(self, query: str, k: int = 5, flt: SearchFilter | None = None) -> list[SearchHit]: ...
+
+
+class SearchAsk(NamedTuple):
+    """One search of several asked together (`search_each`)."""
+
+    query: str
+    k: int = 5
+    flt: SearchFilter | None = None
+
+
+async def search_each(retriever: Retriever, asks: Sequence[SearchAsk]) -> list[list[SearchHit]]:
+    """Each ask's hits, in order: in one call where the retriever takes several (`search_many`: a pool of
+    corpus actors, where each search is otherwise an actor call of its own), else all at once."""
+    if not asks:
+        return []
+    search_many = getattr(retriever, "search_many", None)
+    if search_many is not None:
+        return await search_many(list(asks))
+    return list(await asyncio.gather(*(retriever.search(a.query, k=a.k, flt=a.flt) for a in asks)))

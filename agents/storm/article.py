@@ -46,6 +46,15 @@ class SnippetSearch(Protocol):
     async def search(self, queries: Sequence[str], k: int) -> list[Snippet]: ...
 
 
+async def search_groups(table: SnippetSearch, groups: Sequence[tuple[Sequence[str], int]]) -> list[list[Snippet]]:
+    """`table.search(queries, k)` for each group, in order: in one call where the table takes several
+    (`search_many`: a table on a corpus actor, where each search is otherwise an actor call), else all at once."""
+    search_many = getattr(table, "search_many", None)
+    if search_many is not None:
+        return await search_many([(list(queries), k) for queries, k in groups])
+    return list(await asyncio.gather(*(table.search(queries, k) for queries, k in groups)))
+
+
 class SectionDraft(BaseModel):
     """One section as its writer wrote it: `[n]` point into `sources` (1-based)."""
 
@@ -95,9 +104,9 @@ async def write_section(topic: str, outline: Outline, index: int, table: Snippet
 async def _write_from(topic: str, outline: Outline, index: int, table: SnippetSearch, models: LanguageModel,
                       k: int) -> SectionDraft:
     section = outline.sections[index]
-    fused, *own = await asyncio.gather(
-        table.search(section_queries(topic, section.heading, section.subsections), k),
-        *(table.search([f"{topic} {section.heading} {sub}"], SUBSECTION_SNIPPETS) for sub in section.subsections))
+    fused, *own = await search_groups(table, [
+        (section_queries(topic, section.heading, section.subsections), k),
+        *(([f"{topic} {section.heading} {sub}"], SUBSECTION_SNIPPETS) for sub in section.subsections)])
     snippets = current_first(fused)
     # a subsection is never asked for without sources of its own: its own search's snippets join the rest
     ids = {s.point_id: i for i, s in enumerate(snippets)}

@@ -11,7 +11,6 @@ dropped. The reply is a `StructuredMessage[DialogueTurn]`, so the whole turn
 
 from __future__ import annotations
 
-import asyncio
 from typing import Sequence
 
 from autogen_agentchat.agents import BaseChatAgent
@@ -30,7 +29,7 @@ from agents.storm.steps_research import (
     PlanQueries,
     QueriesInput,
 )
-from retrieval.query import Retriever, SearchFilter
+from retrieval.query import Retriever, SearchAsk, SearchFilter, search_each
 from retrieval.snippets import Snippet
 
 MAX_QUERIES = 3
@@ -96,12 +95,8 @@ class ExpertAgent(BaseChatAgent):
 
 
     async def _search(self, queries: list[str]):
-        """Every query's hits: in one call where the retriever takes several (a pool of corpus actors), else
-        all at once."""
-        search_many = getattr(self.retriever, "search_many", None)
-        if search_many is not None:
-            return await search_many(queries, k=self.search_k, flt=self.filter)
-        return await asyncio.gather(*(self.retriever.search(q, k=self.search_k, flt=self.filter) for q in queries))
+        """Every query's hits, searched together (`search_each`)."""
+        return await search_each(self.retriever, [SearchAsk(q, self.search_k, self.filter) for q in queries])
 
 
 def _unique(items: list[str]) -> list[str]:

@@ -9,7 +9,6 @@ first.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Sequence
 
 from pydantic import BaseModel, Field
@@ -18,7 +17,7 @@ from agents.lm.steps import LanguageModel
 from agents.storm.records import BASIC_FACT_WRITER, Persona, RelatedDocument
 from agents.storm.steps_perspectives import FindPerspectives, PerspectivesInput
 from retrieval.documents import PassageText
-from retrieval.query import Retriever, SearchFilter, SearchHit
+from retrieval.query import Retriever, SearchAsk, SearchFilter, SearchHit, search_each
 
 RELATED_PASSAGES = 24  # passages retrieved for the topic
 RELATED_DOCUMENTS = 10  # documents whose headings are read
@@ -43,10 +42,8 @@ async def related_material(topic: str, retriever: Retriever, exclude_urls: Seque
     for h in hits:
         docs.setdefault(h.passage.doc_id, h)
     top = list(docs.values())[:RELATED_DOCUMENTS]
-    found = await asyncio.gather(*(
-        retriever.search(topic, k=HEADINGS_PER_DOCUMENT,
-                         flt=SearchFilter(doc_ids=[h.passage.doc_id], exclude_urls=list(exclude_urls)))
-        for h in top))
+    found = await search_each(retriever, [SearchAsk(topic, HEADINGS_PER_DOCUMENT, SearchFilter(
+        doc_ids=[h.passage.doc_id], exclude_urls=list(exclude_urls))) for h in top])
     related = []
     for first, passages in zip(top, found):
         ordered = sorted((h.passage for h in passages), key=lambda p: (p.record or 0, p.line_start))

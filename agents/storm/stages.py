@@ -18,7 +18,7 @@ from agents.storm.outline import draft_outline, refine_outline
 from agents.storm.outline_params import OutlineParams
 from agents.storm.persona import PersonaPlan, find_personas
 from agents.storm.records import Article, ConversationLog, Outline, SearchResult
-from retrieval.query import SearchFilter
+from retrieval.query import SearchAsk, SearchFilter, search_each
 from retrieval.snippets import Snippet
 
 
@@ -80,8 +80,8 @@ async def make_outline(args: OutlineArgs, ctx: StageContext) -> OutlinePair:
     (the research's conversations read only part of the sources)."""
     draft = args.draft if args.draft is not None else await draft_outline(args.topic, ctx.models)
     flt = SearchFilter(exclude_urls=args.exclude_urls) if args.exclude_urls else None
-    found = await asyncio.gather(ctx.retriever.search(args.topic, k=OUTLINE_READ_TOPIC_K, flt=flt), *(
-        ctx.retriever.search(f"{args.topic} {h}", k=OUTLINE_READ_HEADING_K, flt=flt) for h in draft.headings()))
+    found = await search_each(ctx.retriever, [SearchAsk(args.topic, OUTLINE_READ_TOPIC_K, flt), *(
+        SearchAsk(f"{args.topic} {h}", OUTLINE_READ_HEADING_K, flt) for h in draft.headings())])
     reading = [Snippet.from_passage(h.passage) for hits in found for h in hits]
     return OutlinePair(draft=draft, refined=await refine_outline(args.topic, draft, args.log, args.snippets,
                                                                  ctx.models, args.params, reading=reading))
