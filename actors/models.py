@@ -40,7 +40,7 @@ INJECTED_ENDPOINT = "injected-latency"
 GATEWAY_TIMEOUT_S = 60.0
 LEASE_TIMEOUT_S = 1800.0  # a lease may wait behind a long queue of calls to a slow endpoint
 LEASE_LINGER_S = 0.5  # a lease given back waits at least this long for the same actor's next call,
-LINGER_PER_CALL = 1.5  # and up to this many times as long as the actor's recent calls took
+LINGER_PER_CALL = 2.5  # and up to this many times as long as the actor's recent calls took
 LEASE_REUSE_S = 10.0  # and is reused for at most this long after its grant
 _NEVER_REUSED = float("-inf")  # the grant time of a lease the gateway said not to keep
 
@@ -96,10 +96,10 @@ class GatewayLink:
 
     A lease the gateway marks reusable (granted while at least half the endpoint's slots were free,
     and no rate limit) stays with the actor for a while after its call (`LEASE_LINGER_S`, or
-    `LINGER_PER_CALL` times its recent calls' duration if longer: in a conversation an actor's next call
-    comes once the other side's call has come back), and the actor's next call on that endpoint takes it
-    without asking the gateway; whatever no call took by then goes
-    back in one message (not awaited). A lease is never reused past `LEASE_REUSE_S` from its grant,
+    `LINGER_PER_CALL` times its recent calls' duration if longer: in a conversation a writer's next
+    call comes once the expert's turn, two calls, has come back), and the actor's next call on that
+    endpoint takes it without asking the gateway; leases no call took by then go back together, in
+    one message (not awaited) per half a wait at most. A lease is never reused past `LEASE_REUSE_S` from its grant,
     which bounds how long a busy actor can keep slots from others once the endpoint fills up. The
     gateway's limit holds as before: a lease is one request in flight or one waiting a moment to be
     reused. The records of every call go back with the result of the actor method that made them
@@ -112,7 +112,8 @@ class GatewayLink:
         self.key = gateway_key(gateway)
         self.filers: list[UsageFiler] = []
         self._held: dict[str, float] = {}  # lease of a call in flight -> when granted
-        self._free: dict[str, list[tuple[str, float]]] = {}  # endpoint -> (lease, when granted), unused
+        # endpoint -> unused leases: (lease, when granted, until when it waits), oldest first
+        self._free: dict[str, list[tuple[str, float, float]]] = {}
         self._returning: asyncio.TimerHandle | None = None
         self._returning_on: asyncio.AbstractEventLoop | None = None
         self._flushing: asyncio.Future | None = None
@@ -122,7 +123,7 @@ class GatewayLink:
         now = time.monotonic()
         free = self._free.get(endpoint, [])
         while free:
-            lease, granted = free.pop()
+            lease, granted, _ = free.pop()  # the last one given back: the others run out first
             if now - granted < LEASE_REUSE_S:
                 self._held[lease] = granted
                 return lease
@@ -144,16 +145,26 @@ class GatewayLink:
         if time.monotonic() - granted >= LEASE_REUSE_S:
             self._give_back([lease])
             return
-        self._free.setdefault(endpoint, []).append((lease, granted))
+        linger = self.linger_s()
+        self._free.setdefault(endpoint, []).append((lease, granted, time.monotonic() + linger))
         loop = asyncio.get_running_loop()
         if self._returning is None or self._returning_on is not loop:  # (a test may run several loops)
-            self._returning, self._returning_on = loop.call_later(self.linger_s(), self._return_idle), loop
+            self._returning, self._returning_on = loop.call_later(linger, self._return_idle), loop
 
     def _return_idle(self) -> None:
+        """Give back, in one message, the unused leases whose wait is over; look again when the next one's is."""
         self._returning = None
-        idle = [lease for leases in self._free.values() for lease, _ in leases]
-        self._free.clear()
-        self._give_back(idle)
+        now = time.monotonic()
+        over: list[str] = []
+        for endpoint, leases in self._free.items():
+            over += [lease for lease, _, until in leases if until <= now]
+            self._free[endpoint] = [entry for entry in leases if entry[2] > now]
+        self._give_back(over)
+        waiting = [until for leases in self._free.values() for _, _, until in leases]
+        if waiting:  # at most two messages per wait: leases whose wait ends close together go back together
+            loop = asyncio.get_running_loop()
+            later = max(min(waiting) - now, self.linger_s() / 2)
+            self._returning, self._returning_on = loop.call_later(later, self._return_idle), loop
 
     def _give_back(self, leases: list[str]) -> None:
         if leases:  # not awaited: the gateway frees them when the message lands (a dead actor's, on timeout)

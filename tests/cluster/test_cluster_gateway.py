@@ -11,7 +11,7 @@ from cluster_agents import Note, ShoutStep
 from actors.calls import call, get
 from actors.filing import OUTBOX, gateway_key
 from actors.gateway import EndpointGate, EndpointLimits, GatewaySettings, LLMGateway, UsageBook
-from actors.models import INJECTED_ENDPOINT, LEASE_LINGER_S, ActorModels, ModelRecipe
+from actors.models import INJECTED_ENDPOINT, LEASE_LINGER_S, LINGER_PER_CALL, ActorModels, ModelRecipe
 from agents.lm.cache import CachedCompletion
 from agents.lm.usage import UsageRecord
 from retrieval.errors import RaystormError
@@ -139,7 +139,7 @@ def test_an_idle_lease_waits_about_as_long_as_the_actor_s_calls_take(ray_cluster
 
     async def two_with_a_pause():
         await models.for_topic("alpha").run(ShoutStep, Note(text="a"))
-        await asyncio.sleep(0.75)  # past LEASE_LINGER_S, within 1.5 x the 0.6 s the call took
+        await asyncio.sleep(0.75)  # past LEASE_LINGER_S, within LINGER_PER_CALL x the 0.6 s the call took
         await models.for_topic("alpha").run(ShoutStep, Note(text="b"))
         linger = models.link.linger_s()
         await asyncio.sleep(linger + 0.3)
@@ -147,7 +147,7 @@ def test_an_idle_lease_waits_about_as_long_as_the_actor_s_calls_take(ray_cluster
 
     linger = asyncio.run(two_with_a_pause())
     gate = _gate_of(gateway)
-    assert LEASE_LINGER_S < linger < 1.0 and gate.granted == 1 and gate.in_flight == 0
+    assert LEASE_LINGER_S < linger < LINGER_PER_CALL * 0.7 and gate.granted == 1 and gate.in_flight == 0
 
 
 def test_a_lease_is_not_kept_when_the_endpoint_fills_up_or_has_a_rate_limit(ray_cluster):
