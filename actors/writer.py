@@ -3,6 +3,10 @@
 Every persona of every topic has its own writer agent, addressed by a key
 (`topic/persona`) on the actor that hosts it; the conversation stays with the
 agent after the run, so a persona can be interviewed later (`conversation`).
+A conversation runs here (`converse`): the flow's own autogen team, between the
+writer agent itself and a `PooledChatAgent` of the expert pool, so one call from
+the orchestrator runs the whole interview and only the expert's turns cross to
+other processes.
 An actor may host one writer (the isolation of one process per persona, when
 the cluster has the cores) or several (a laptop, where 24 processes would cost
 more than they give); the orchestrator's placement plan decides.
@@ -21,11 +25,14 @@ import ray
 from autogen_agentchat.base import Response
 from autogen_agentchat.messages import BaseChatMessage
 
-from actors.chat_proxy import AgentCard, ChatAgentHost
+from actors.chat_proxy import AgentCard, ChatAgentHost, PooledChatAgent
+from actors.expert import ExpertSpec
 from actors.models import ActorModels, ModelRecipe
-from actors.pool import ActorOptions
+from actors.pool import ActorOptions, ActorPool
 from agents.report.memory import InterviewAnswer, PersonaMemory, interview
 from agents.storm.artifacts import topic_slug
+from agents.storm.conversation import converse
+from agents.storm.expert import ExpertAgent
 from agents.storm.records import Conversation, Persona
 from agents.storm.writer import WriterAgent
 from retrieval.embeddings import embed_threads
@@ -59,6 +66,26 @@ class PersonaWriter:
     def add_writer(self, key: str, name: str, topic: str, persona: Persona, max_turns: int) -> AgentCard:
         """A fresh writer under `key` (replacing one from an earlier, failed try)."""
         return self.host.add(key, WriterAgent(name, topic, persona, self.models.for_topic(topic), max_turns))
+
+    async def converse(self, key: str, name: str, topic: str, persona: Persona, max_turns: int,
+                       experts: ActorPool, expert: ExpertSpec, turn_timeout_s: float) -> Conversation:
+        """The persona's conversation with the expert pool, run here by a fresh writer under `key` (replacing
+        one from an earlier, failed try). An expert turn's typed error (a lost expert pool, a timeout) is
+        raised as itself, not as the team's bare RuntimeError."""
+        self.add_writer(key, name, topic, persona, max_turns)
+        other = PooledChatAgent(AgentCard.of(ExpertAgent("expert", topic, None, None)), experts, expert,
+                                stage="conversations", timeout_s=turn_timeout_s)
+        try:
+            conversation = await converse(topic, persona, self.host.agent(key), other, max_turns)
+        except Exception as exc:
+            await self.models.flush()
+            if other.last_error is not None and other.last_error is not exc:
+                raise other.last_error from exc
+            raise
+        except BaseException:
+            await self.models.flush()
+            raise
+        return self.models.carry(conversation)
 
     async def on_messages(self, key: str, messages: Sequence[BaseChatMessage]) -> Response:
         try:

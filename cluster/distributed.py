@@ -8,9 +8,9 @@ runtime (`cluster.ray_runtime.RayRuntime`), i.e. where each stage runs:
 
 - personas, outline, each section, lead + polish: the flow's own stage
   functions, on the `Expert` pool (`ExpertActor.run_stage`);
-- conversations: the flow's own `converse` team, run by the driver, with the
-  persona's writer on a `PersonaWriter` actor (`RemoteChatAgent`) and the expert
-  on the expert pool (`PooledChatAgent`): one team spans the cluster;
+- conversations: the flow's own `converse` team, run by the persona's
+  `PersonaWriter` actor between its writer and the expert pool (`PooledChatAgent`):
+  one team spans the cluster, and one call from the driver runs a whole interview;
 - the information table: on the Corpus actors (`RemoteTable`), idempotent;
 - every model call: under the `LLMGateway`'s cluster-wide limits, into its ledger.
 

@@ -3,10 +3,9 @@
 - a stage: the stage function and its arguments go to an expert actor
   (`ExpertActor.run_stage`), which supplies its models, retriever and, when named,
   a `RemoteTable`;
-- a conversation: the flow's own `converse` team, run here, between a
-  `RemoteChatAgent` (the persona's writer on a PersonaWriter actor) and a
-  `PooledChatAgent` (the expert pool); a conversation whose writer is lost starts
-  again on a fresh writer;
+- a conversation: one call to a PersonaWriter actor, which runs the flow's own
+  `converse` team between the persona's writer and a `PooledChatAgent` (the
+  expert pool); a conversation whose writer is lost starts again on a fresh writer;
 - the table: on the Corpus actors; usage: the gateway's ledger for the topic.
 """
 
@@ -14,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from actors.calls import ActorUnavailable, call, retrying
-from actors.chat_proxy import AgentCard, AgentNotHosted, PooledChatAgent, RemoteChatAgent
+from actors.calls import ActorUnavailable, call
+from actors.chat_proxy import AgentNotHosted
 from actors.corpus import CorpusActor
-from actors.filing import OUTBOX
 from actors.expert import ExpertActor, ExpertSpec
+from actors.filing import OUTBOX
 from actors.gateway import LLMGateway
 from actors.report_agent import ReportAgentActor
 from actors.table import RemoteTable
@@ -30,8 +29,7 @@ from agents.retry import ACTOR_RESTART
 from agents.runtime import ConversationSpec
 from agents.stage import A, StageFn, T
 from agents.storm.artifacts import topic_slug
-from agents.storm.conversation import converse, writer_name
-from agents.storm.expert import ExpertAgent
+from agents.storm.conversation import writer_name
 from agents.storm.records import Conversation, Persona
 from cluster.distributed_actors import ResearchCluster
 from retrieval.errors import UsageError
@@ -77,34 +75,24 @@ class RayRuntime:
         run = self.run
         slot = run.next_writer_slot()
         key = f"{topic_slug(topic)}/{writer_name(persona)}"
-        expert_card = AgentCard.of(ExpertAgent("expert", topic, None, None))
         expert_spec = ExpertSpec(topic=topic, search_k=spec.search_k, exclude_urls=spec.exclude_urls)
+        turn_s = run.plan.turn_timeout_s
         attempts = run.plan.conversation_attempts
         for attempt in range(attempts):
             index = (slot + attempt) % len(run.writers)
             actor, label = run.writers.handles[index], run.writers.name(index)
-            bound = dict(actor=label, stage="conversations", timeout_s=run.plan.turn_timeout_s)
-            writer = expert = None
+            run.note_writer(topic, persona.name, index, key)
             try:
-                # adding a writer is safe to repeat (it replaces the key): wait out a restarting actor
-                card = await retrying(lambda: call(
-                    actor.add_writer.remote(key, writer_name(persona), topic, persona, spec.turns),
-                    method=PersonaWriter.add_writer.__name__, **bound))
-                run.note_writer(topic, persona.name, index, key)
-                writer = RemoteChatAgent(card, actor, key, label=label, stage="conversations",
-                                         timeout_s=run.plan.turn_timeout_s)
-                expert = PooledChatAgent(expert_card, run.experts, expert_spec, stage="conversations",
-                                         timeout_s=run.plan.turn_timeout_s)
-                return await converse(topic, persona, writer, expert, spec.turns)
-            except Exception as exc:
-                typed = (writer and writer.last_error) or (expert and expert.last_error) or exc
+                # every message of the conversation is bounded by a turn's timeout there: here, all of them
+                return await call(actor.converse.remote(key, writer_name(persona), topic, persona, spec.turns,
+                                                        run.experts, expert_spec, turn_s),
+                                  actor=label, method=PersonaWriter.converse.__name__, stage="conversations",
+                                  timeout_s=turn_s * (2 + 2 * spec.turns))
+            except (ActorUnavailable, AgentNotHosted):
                 # the writer's actor died (or died and came back without its agents): a fresh writer
                 # runs the conversation again; expert turns and searches are reissued where they are
-                if attempt + 1 < attempts and isinstance(typed, (ActorUnavailable, AgentNotHosted)):
-                    note(f"{persona.name}: {label} was lost, starting the conversation again")
-                    await ACTOR_RESTART.wait(attempt)  # time for Ray to restart it
-                    continue
-                if typed is exc:
+                if attempt + 1 == attempts:
                     raise
-                raise typed from exc
+                note(f"{persona.name}: {label} was lost, starting the conversation again")
+                await ACTOR_RESTART.wait(attempt)  # time for Ray to restart it
         raise AssertionError("unreachable")
