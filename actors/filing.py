@@ -18,6 +18,7 @@ files each record with its own gateway.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +49,7 @@ class UsageOutbox:
     def __init__(self) -> None:
         self._held: dict[str, list[Filing]] = {}
         self._lock = threading.Lock()  # `get` may unwrap results on other threads
+        self._sending: set[asyncio.Task] = set()  # flushes whose message is not answered yet
 
     def put(self, gateway: str, filings: list[Filing]) -> None:
         if filings:
@@ -64,18 +66,29 @@ class UsageOutbox:
             return sum(len(records) for _, _, records in self._held.get(gateway, []))
 
     async def flush(self, gateway: Any, stage: str = "llm") -> None:
-        """File every record held for `gateway` with it, in one message (none when nothing is held)."""
+        """File every record held for `gateway` with it, in one message (none when nothing is held), and
+        return once every flush under way here is answered too: a record another flush took is in the
+        ledger only then (Ray may run an async actor's calls out of order, so sending first is not enough)."""
         from actors.calls import call
 
-        filings = self.take(gateway_key(gateway))
-        if not filings:
-            return
-        try:
-            await call(gateway.file.remote(filings), actor="LLMGateway", method="file", stage=stage,
-                       timeout_s=FILE_TIMEOUT_S)
-        except BaseException:
-            self.put(gateway_key(gateway), filings)  # kept for the next flush: the gateway counts a record once
-            raise
+        key = gateway_key(gateway)
+        loop = asyncio.get_running_loop()
+        filings = self.take(key)
+        mine = None
+        if filings:
+            mine = loop.create_task(call(gateway.file.remote(filings), actor="LLMGateway", method="file",
+                                         stage=stage, timeout_s=FILE_TIMEOUT_S))
+            self._sending.add(mine)
+            mine.add_done_callback(self._sending.discard)
+        others = [t for t in self._sending if t is not mine and t.get_loop() is loop]
+        if others:
+            await asyncio.wait(others)
+        if mine is not None:
+            try:
+                await mine
+            except BaseException:
+                self.put(key, filings)  # kept for the next flush: the gateway counts a record once
+                raise
 
 
 FILE_TIMEOUT_S = 60.0

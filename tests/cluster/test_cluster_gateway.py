@@ -228,3 +228,22 @@ def test_usage_comes_back_with_results_and_is_filed_by_the_reader(ray_cluster):
     assert ledger_calls("beta") == 1 and OUTBOX.held(key) == 0
     report = get(gateway.report.remote(), actor="LLMGateway", method="report", stage="test", timeout_s=30)
     assert {a: t.calls for a, t in report.by_actor.items()} == {"Expert[0]": 3}
+
+
+def test_a_reader_whose_records_another_flush_took_waits_for_that_flush(ray_cluster):
+    gateway = LLMGateway.remote(GatewaySettings())
+    key = gateway_key(gateway)
+    # many records: a message this large goes through Ray's object store, and may land after a later, small one
+    records = {t: [UsageRecord(step="s", stage="conversations", model="m") for _ in range(2000)] for t in "ab"}
+
+    async def two_readers():
+        OUTBOX.put(key, [("PersonaWriter[0]", t, records[t]) for t in "ab"])
+
+        async def read(topic: str) -> int:  # as `RayRuntime.usage` does at the end of each topic
+            await OUTBOX.flush(gateway)
+            return len((await gateway.ledger.remote(topic)).records)
+
+        return await asyncio.gather(read("a"), read("b"))
+
+    # the first reader's flush took both topics' records; the second reader waits for it, not just sends nothing
+    assert asyncio.run(two_readers()) == [2000, 2000] and OUTBOX.held(key) == 0
