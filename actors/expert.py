@@ -80,9 +80,9 @@ class ExpertActor:
     async def run_stage(self, fn: StageFn[A, T], args: A, table: str | None) -> T:
         """`fn(args, ctx)` with this actor's models (for `args.topic`), retriever and the table `table`."""
         remote = RemoteTable(self.store_pool, table, encoder=self.retriever.encoder) if table else None
+        ctx = StageContext(self.models.for_topic(args.topic), self.retriever, remote)
         try:
-            return self.models.carry(await fn(args, StageContext(self.models.for_topic(args.topic), self.retriever,
-                                                                 remote)))
+            return self.models.carry(await fn(args, ctx))
         except BaseException:
             await self.models.flush()
             raise

@@ -27,6 +27,7 @@ from agents.lm.usage import UsageRecord
 
 # (holder: the actor that made the calls, topic, its records)
 Filing = tuple[str, str | None, list[UsageRecord]]
+FILE_TIMEOUT_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ class UsageOutbox:
         """File every record held for `gateway` with it, in one message (none when nothing is held), and
         return once every flush under way here is answered too: a record another flush took is in the
         ledger only then (Ray may run an async actor's calls out of order, so sending first is not enough)."""
-        from actors.calls import call
+        from actors.calls import call  # (here: `actors.calls` imports this module to unwrap results)
 
         key = gateway_key(gateway)
         loop = asyncio.get_running_loop()
@@ -91,7 +92,6 @@ class UsageOutbox:
                 raise
 
 
-FILE_TIMEOUT_S = 60.0
 OUTBOX = UsageOutbox()  # this process's
 
 

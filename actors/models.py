@@ -82,7 +82,7 @@ class GatewayCache:
 
 
 class UsageFiler:
-    """A topic's ledger, whose new records its actor's `GatewayLink` files with the gateway."""
+    """A topic's ledger, whose new records its actor's `GatewayLink` carries back or files with the gateway."""
 
     def __init__(self, ledger: UsageLedger, link: "GatewayLink", topic: str | None):
         self.ledger = ledger
@@ -92,17 +92,17 @@ class UsageFiler:
 
 
 class GatewayLink:
-    """One actor's traffic with the gateway: leases reused between its calls, usage filed in batches.
+    """One actor's traffic with the gateway: leases reused between its calls, usage carried back or filed.
 
     A lease the gateway marks reusable (granted while at least half the endpoint's slots were free,
     and no rate limit) stays with the actor for a while after its call (`LEASE_LINGER_S`, or
     `LINGER_PER_CALL` times its recent calls' duration if longer: in a conversation a writer's next
     call comes once the expert's turn, two calls, has come back), and the actor's next call on that
     endpoint takes it without asking the gateway; leases no call took by then go back together, in
-    one message (not awaited) per half a wait at most. A lease is never reused past `LEASE_REUSE_S` from its grant,
-    which bounds how long a busy actor can keep slots from others once the endpoint fills up. The
-    gateway's limit holds as before: a lease is one request in flight or one waiting a moment to be
-    reused. The records of every call go back with the result of the actor method that made them
+    one message (not awaited) per half a wait at most. A lease is never reused past `LEASE_REUSE_S`
+    from its grant, which bounds how long a busy actor can keep slots from others once the endpoint
+    fills up. The gateway's limit holds as before: a lease is one request in flight or one waiting a
+    moment to be reused. The records of every call go back with the result of the actor method that made them
     (`carry`, `actors.filing`), or, when that method fails, are filed by `flush` before it raises.
     """
 

@@ -77,13 +77,11 @@ class PersonaWriter:
                                 stage="conversations", timeout_s=turn_timeout_s)
         try:
             conversation = await converse(topic, persona, self.host.agent(key), other, max_turns)
-        except Exception as exc:
+        except BaseException as exc:
             await self.models.flush()
-            if other.last_error is not None and other.last_error is not exc:
-                raise other.last_error from exc
-            raise
-        except BaseException:
-            await self.models.flush()
+            typed = other.last_error
+            if isinstance(exc, Exception) and typed is not None and typed is not exc:
+                raise typed from exc
             raise
         return self.models.carry(conversation)
 
