@@ -65,34 +65,35 @@ class InformationTable:
 
     def add(self, snippets: Sequence[Snippet]) -> int:
         """Store `snippets`; returns how many were new. Idempotent."""
-        unique = list({s.point_id: s for s in snippets}.values())
+        unique = {s.point_id: s for s in snippets}  # (a point id hashes the text: computed once per snippet)
         if not unique:
             return 0
         self._ensure()
-        known = {str(p.id) for p in self.store.client.retrieve(self.collection, ids=[s.point_id for s in unique])}
-        todo = [s for s in unique if s.point_id not in known]
+        known = {str(p.id) for p in self.store.client.retrieve(self.collection, ids=list(unique))}
+        todo = {point: s for point, s in unique.items() if point not in known}
         if todo:
             vectors = self._stored_vectors(todo)
-            fresh = [s for s in todo if s.point_id not in vectors]
-            texts = [s.embedding_text() for s in fresh]
-            for s, d, (indices, values) in zip(fresh, self.dense.embed(texts), self.sparse.embed(texts), strict=True):
-                vectors[s.point_id] = {self.dense.vector_name: d,
-                                       SPARSE_VECTOR: models.SparseVector(indices=indices, values=values)}
-            points = [models.PointStruct(id=s.point_id, vector=vectors[s.point_id], payload=s.model_dump(mode="json"))
-                      for s in todo]
+            fresh = [(point, s) for point, s in todo.items() if point not in vectors]
+            texts = [s.embedding_text() for _, s in fresh]
+            for (point, _), d, (indices, values) in zip(fresh, self.dense.embed(texts), self.sparse.embed(texts),
+                                                        strict=True):
+                vectors[point] = {self.dense.vector_name: d,
+                                  SPARSE_VECTOR: models.SparseVector(indices=indices, values=values)}
+            points = [models.PointStruct(id=point, vector=vectors[point], payload=s.model_dump(mode="json"))
+                      for point, s in todo.items()]
             self.store.client.upsert(self.collection, points=points, wait=True)
         return len(todo)
 
-    def _stored_vectors(self, snippets: Sequence[Snippet]) -> dict[str, dict]:
-        """Point id -> vectors, for the snippets whose passage in `source` embeds the same text."""
+    def _stored_vectors(self, snippets: dict[str, Snippet]) -> dict[str, dict]:
+        """Point id -> vectors, for the snippets (by point id) whose passage in `source` embeds the same text."""
         client = self.store.client
-        ids = [s.passage_id for s in snippets if _is_uuid(s.passage_id)]
+        ids = [s.passage_id for s in snippets.values() if _is_uuid(s.passage_id)]
         if not self.source or not ids or not client.collection_exists(self.source):
             return {}
         stored = {str(p.id): p for p in client.retrieve(self.source, ids=list(dict.fromkeys(ids)), with_vectors=True,
                                                        with_payload=["text", "title", "heading_path"])}
         out: dict[str, dict] = {}
-        for s in snippets:
+        for point, s in snippets.items():
             p = stored.get(s.passage_id)
             vector = p.vector if p is not None and isinstance(p.vector, dict) else {}
             if self.dense.vector_name not in vector or SPARSE_VECTOR not in vector:
@@ -100,8 +101,8 @@ class InformationTable:
             reads = Passage.model_construct(text=p.payload.get("text"), title=p.payload.get("title"),
                                             heading_path=p.payload.get("heading_path") or [])
             if reads.embedding_text() == s.embedding_text():
-                out[s.point_id] = {self.dense.vector_name: vector[self.dense.vector_name],
-                                   SPARSE_VECTOR: vector[SPARSE_VECTOR]}
+                out[point] = {self.dense.vector_name: vector[self.dense.vector_name],
+                              SPARSE_VECTOR: vector[SPARSE_VECTOR]}
         return out
 
     def __len__(self) -> int:

@@ -81,10 +81,13 @@ def group_by_url(snippets: Sequence[Snippet]) -> dict[str, InfoEntry]:
     Keyed by URL as STORM's url_to_info is; when several files claim one URL, each
     is its own entry, keyed "URL (path)"."""
     by_source: dict[str, InfoEntry] = {}
+    seen: set[str] = set()  # point ids (a point id includes its source: no snippet twice in one entry)
     for s in snippets:
         entry = by_source.setdefault(s.source_key, InfoEntry(url=s.url, title=s.title, snippets=[],
                                                              description=" > ".join(s.heading_path)))
-        if all(x.point_id != s.point_id for x in entry.snippets):
+        point = s.point_id  # (a hash of the text: computed once per snippet, not once per pair)
+        if point not in seen:
+            seen.add(point)
             entry.snippets.append(s)
     claims: dict[str, int] = {}
     for entry in by_source.values():
