@@ -6,8 +6,9 @@ forwarding to an actor, so the same team runs whether its agents are local
 objects or live on other nodes. What crosses the process boundary are autogen's
 own pydantic messages and its `Response`; nothing is re-encoded.
 
-- `RemoteChatAgent`: a *stateful* agent pinned to one actor (a persona's writer,
-  which keeps its conversation there). The actor side is a `ChatAgentHost`.
+- `RemoteChatAgent`: a *stateful* agent pinned to one actor, which keeps its
+  state there. The actor side is a `ChatAgentHost`. (A persona's writer runs its
+  whole conversation on its own actor instead: `PersonaWriter.converse`.)
 - `PooledChatAgent`: a stateless-per-call agent on any actor of a pool (the
   topic expert). The agent's saved state travels with each turn: the pool member
   loads it, answers, and returns the new state, so any member can take the next

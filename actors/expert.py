@@ -67,11 +67,7 @@ class ExpertActor:
                    messages: Sequence[BaseChatMessage]) -> tuple[Response, Mapping[str, Any]]:
         agent = ExpertAgent(spec.name, spec.topic, self.models.for_topic(spec.topic), self.retriever,
                             search_k=spec.search_k, exclude_urls=spec.exclude_urls)
-        try:
-            return self.models.carry(await stateless_turn(agent, state, messages))
-        except BaseException:
-            await self.models.flush()
-            raise
+        return await self.models.carried(stateless_turn(agent, state, messages))
 
     def release(self, topics: Sequence[str]) -> None:
         """Forget these topics' models (a long-lived service, after their run)."""
@@ -81,8 +77,4 @@ class ExpertActor:
         """`fn(args, ctx)` with this actor's models (for `args.topic`), retriever and the table `table`."""
         remote = RemoteTable(self.store_pool, table, encoder=self.retriever.encoder) if table else None
         ctx = StageContext(self.models.for_topic(args.topic), self.retriever, remote)
-        try:
-            return self.models.carry(await fn(args, ctx))
-        except BaseException:
-            await self.models.flush()
-            raise
+        return await self.models.carried(fn(args, ctx))

@@ -86,13 +86,11 @@ class Hopper:
         calls filed under `topic`, `section` and `tool` as if the report agent had made them."""
         if self.run_models is None:
             raise UsageError("this Hopper serves questions only: start it with the run's gateway and models")
-        try:
+        async def answer() -> AgentAnswer:
             with in_report_place(section, tool):
-                answer = await ChainOfRAG(self.run_models.for_topic(topic), self.retriever, settings).answer(question)
-        except BaseException:
-            await self.run_models.flush()
-            raise
-        return self.run_models.carry(answer)
+                return await ChainOfRAG(self.run_models.for_topic(topic), self.retriever, settings).answer(question)
+
+        return await self.run_models.carried(answer())
 
 
 class HopperPool:

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import httpx
 import ray
@@ -326,14 +327,19 @@ class ActorModels:
             self._by_topic.pop(topic, None)
         self.link.forget(topics)
 
-    def carry(self, value):
-        """`value` with the usage of every call made so far, for the caller (each actor method that ran
-        models returns this; `actors.filing`)."""
+    async def carried(self, work: Awaitable[Any]) -> Any:
+        """`work`'s value with the usage of every call made so far, for the caller (what each actor method
+        that runs models returns; `actors.filing`); if `work` fails, the usage is filed with the gateway
+        before the error goes on: no result carries it back then."""
+        try:
+            value = await work
+        except BaseException:
+            await self.flush()
+            raise
         return self.link.carry(value)
 
     async def flush(self) -> None:
-        """File the usage of every call made so far with the gateway (an actor method that ran models and
-        fails awaits this before it raises: no result carries the records back then)."""
+        """File the usage of every call made so far with the gateway."""
         await self.link.flush()
 
     async def close(self) -> None:

@@ -52,14 +52,13 @@ class ReportAgentActor:
                 self.hoppers.call(Hopper.research, q, settings, args.topic, section, tool, stage="insight_forge",
                                   timeout_s=QUESTION_TIMEOUT_S, idempotent=True) for q in questions)))
 
-        ctx = StageContext(self.models.for_topic(args.topic), self.retriever, ask_many=ask_many)
-        try:
-            section = await react_section(args, ctx)
-        except BaseException:
-            await self.models.flush()
-            raise
-        self.written.setdefault(args.topic, {})[section.index] = section
-        return self.models.carry(section)
+        async def write() -> ReactSection:
+            section = await react_section(args, StageContext(self.models.for_topic(args.topic), self.retriever,
+                                                             ask_many=ask_many))
+            self.written.setdefault(args.topic, {})[section.index] = section
+            return section
+
+        return await self.models.carried(write())
 
     def sections(self, topic: str) -> list[ReactSection]:
         """The sections of `topic` this actor wrote, in outline order."""

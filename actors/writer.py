@@ -18,12 +18,9 @@ persona's conversation on a fresh writer.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import ray
-from autogen_agentchat.base import Response
-from autogen_agentchat.messages import BaseChatMessage
 
 from actors.chat_proxy import AgentCard, ChatAgentHost, PooledChatAgent
 from actors.expert import ExpertSpec
@@ -75,31 +72,16 @@ class PersonaWriter:
         self.add_writer(key, name, topic, persona, max_turns)
         other = PooledChatAgent(AgentCard.of(ExpertAgent("expert", topic, None, None)), experts, expert,
                                 stage="conversations", timeout_s=turn_timeout_s)
-        try:
-            conversation = await converse(topic, persona, self.host.agent(key), other, max_turns)
-        except BaseException as exc:
-            await self.models.flush()
-            typed = other.last_error
-            if isinstance(exc, Exception) and typed is not None and typed is not exc:
-                raise typed from exc
-            raise
-        return self.models.carry(conversation)
 
-    async def on_messages(self, key: str, messages: Sequence[BaseChatMessage]) -> Response:
-        try:
-            return self.models.carry(await self.host.on_messages(key, messages))
-        except BaseException:
-            await self.models.flush()
-            raise
+        async def talk() -> Conversation:
+            try:
+                return await converse(topic, persona, self.host.agent(key), other, max_turns)
+            except Exception as exc:
+                if other.last_error is not None and other.last_error is not exc:
+                    raise other.last_error from exc
+                raise
 
-    async def on_reset(self, key: str) -> None:
-        await self.host.on_reset(key)
-
-    async def save_state(self, key: str) -> Mapping[str, Any]:
-        return await self.host.save_state(key)
-
-    async def load_state(self, key: str, state: Mapping[str, Any]) -> None:
-        await self.host.load_state(key, state)
+        return await self.models.carried(talk())
 
     def keys(self) -> list[str]:
         """The keys of the writers this actor hosts."""

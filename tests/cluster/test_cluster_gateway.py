@@ -191,14 +191,13 @@ class _Caller:
         self.models = ActorModels(ModelRecipe(inject_latency_s=0.0), gateway, holder=holder)
 
     async def shout(self, topic: str, texts: list[str], fail: bool = False):
-        try:
+        async def work() -> list[str]:
             out = [await self.models.for_topic(topic).run(ShoutStep, Note(text=t)) for t in texts]
             if fail:
                 raise RuntimeError("the method failed after its model calls")
-        except BaseException:
-            await self.models.flush()
-            raise
-        return self.models.carry([o.text for o in out])
+            return [o.text for o in out]
+
+        return await self.models.carried(work())
 
 
 def test_usage_comes_back_with_results_and_is_filed_by_the_reader(ray_cluster):
