@@ -3,7 +3,8 @@
 Models run where the agents are (a writer's calls go out from its own actor);
 the gateway only hands out permits. A call needs a lease on its endpoint
 (`acquire`, which waits for a free slot under the endpoint's cluster-wide
-concurrency and requests-per-minute limits); an actor keeps a lease its call
+concurrency and requests-per-minute limits; an actor's calls that wait at once
+ask in one message); an actor keeps a lease its call
 gave back for a moment, for its next call, and gives back unused ones in one
 message (`settle`; `actors.models.GatewayLink`).
 A lease whose holder died is reclaimed after `lease_timeout_s`, so a lost node cannot leak slots.
@@ -57,6 +58,7 @@ class GateStats(BaseModel):
     in_flight: int = 0
     peak_in_flight: int = 0
     granted: int = 0
+    asked: int = 0  # acquire messages (one holder's calls waiting at once ask in one)
     reclaimed: int = 0
     waited_s: float = 0.0
 
@@ -94,11 +96,7 @@ class EndpointGate:
                     self._wake()
                 raise
             self._reserved -= 1
-        self._held[lease] = time.monotonic()
-        s = self.stats
-        s.granted += 1
-        s.in_flight = len(self._held)
-        s.peak_in_flight = max(s.peak_in_flight, s.in_flight)
+        self._grant(lease)
         try:
             if self.limits.requests_per_minute:
                 spacing = 60.0 / self.limits.requests_per_minute
@@ -110,7 +108,21 @@ class EndpointGate:
         except BaseException:
             self.release(lease)
             raise
-        s.waited_s += time.monotonic() - asked
+        self.stats.waited_s += time.monotonic() - asked
+
+    def grab(self, lease: str) -> bool:
+        """A slot for `lease` now if one is free, nobody waits and no rate limit spaces the requests."""
+        if self.free() <= 0 or self._waiters or self.limits.requests_per_minute:
+            return False
+        self._grant(lease)
+        return True
+
+    def _grant(self, lease: str) -> None:
+        self._held[lease] = time.monotonic()
+        s = self.stats
+        s.granted += 1
+        s.in_flight = len(self._held)
+        s.peak_in_flight = max(s.peak_in_flight, s.in_flight)
 
     def release(self, lease: str) -> None:
         if self._held.pop(lease, None) is not None:
@@ -212,15 +224,21 @@ class LLMGateway:
                                                  self.settings.lease_timeout_s)
         return self._gates[endpoint]
 
-    async def acquire(self, endpoint: str, holder: str) -> tuple[str, bool]:
-        """A lease on `endpoint`, and whether its holder may keep it for its next calls: only while at
-        least half the endpoint's slots are free (nobody waits, so nobody is passed over) and without
-        a requests-per-minute limit (which spaces each request's start)."""
-        lease = f"{holder}#{next(self._ids)}"
+    async def acquire(self, endpoint: str, holder: str, wanted: int = 1) -> tuple[list[str], bool]:
+        """Leases on `endpoint` for up to `wanted` calls of one holder waiting at once: the first waits
+        for a slot as any request does, the others come with it while slots are free, nobody waits and
+        no rate limit spaces the requests (else the holder asks again). And whether its holder may keep
+        them for its next calls: only while at least half the endpoint's slots are free (nobody waits,
+        so nobody is passed over) and without a requests-per-minute limit."""
         gate = self._gate(endpoint)
-        await gate.acquire(lease)
-        self._leases[lease] = endpoint
-        return lease, not gate.limits.requests_per_minute and 2 * gate.free() >= gate.limits.concurrency
+        gate.stats.asked += 1
+        leases = [f"{holder}#{next(self._ids)}"]
+        await gate.acquire(leases[0])
+        self._leases[leases[0]] = endpoint
+        while len(leases) < wanted and gate.grab(lease := f"{holder}#{next(self._ids)}"):
+            self._leases[lease] = endpoint
+            leases.append(lease)
+        return leases, not gate.limits.requests_per_minute and 2 * gate.free() >= gate.limits.concurrency
 
     def settle(self, leases: list[str]) -> None:
         """Give back `leases` (one actor's, in one message)."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -119,6 +120,8 @@ class GatewayLink:
         self._returning_on: asyncio.AbstractEventLoop | None = None
         self._flushing: asyncio.Future | None = None
         self._call_s = 0.0  # this actor's recent call duration (moving average)
+        self._wanting: dict[str, deque[asyncio.Future]] = {}  # endpoint -> calls waiting for a lease
+        self._asking: dict[str, asyncio.Future] = {}  # endpoint -> the task asking the gateway for them
 
     async def take(self, endpoint: str, stage: str) -> str:
         now = time.monotonic()
@@ -129,10 +132,57 @@ class GatewayLink:
                 self._held[lease] = granted
                 return lease
             self._give_back([lease])  # (a lease is given back as it turns too old to reuse)
-        lease, reusable = await call(self.gateway.acquire.remote(endpoint, self.holder), actor="LLMGateway",
-                                     method="acquire", stage=stage, timeout_s=LEASE_TIMEOUT_S)
-        self._held[lease] = time.monotonic() if reusable else _NEVER_REUSED
-        return lease
+        waiter = asyncio.get_running_loop().create_future()
+        self._wanting.setdefault(endpoint, deque()).append(waiter)
+        if endpoint not in self._asking:
+            self._asking[endpoint] = asyncio.ensure_future(self._ask(endpoint, stage))
+        try:
+            return await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():  # handed a lease as this call was cancelled
+                self._park(endpoint, waiter.result())
+            raise
+
+    async def _ask(self, endpoint: str, stage: str) -> None:
+        """Leases for this actor's calls waiting on `endpoint`: all those waiting at once in one message,
+        then again for those the gateway had no slot for yet (or that came meanwhile)."""
+        queue = self._wanting[endpoint]
+        try:
+            await asyncio.sleep(0)  # calls that start in this same moment ask together
+            while wanted := sum(not w.done() for w in queue):
+                leases, reusable = await call(self.gateway.acquire.remote(endpoint, self.holder, wanted),
+                                              actor="LLMGateway", method="acquire", stage=stage,
+                                              timeout_s=LEASE_TIMEOUT_S)
+                granted = time.monotonic() if reusable else _NEVER_REUSED
+                for lease in leases:
+                    while queue and queue[0].done():  # (a call cancelled while it waited)
+                        queue.popleft()
+                    if queue:
+                        self._held[lease] = granted
+                        queue.popleft().set_result(lease)
+                    else:
+                        self._held[lease] = granted
+                        self._park(endpoint, lease)
+        except Exception as exc:  # (the gateway lost or too slow: each waiting call fails with it)
+            for w in queue:
+                if not w.done():
+                    w.set_exception(exc)
+            queue.clear()
+        except BaseException:
+            for w in queue:
+                w.cancel()
+            queue.clear()
+            raise
+        finally:
+            del self._asking[endpoint]
+
+    def _park(self, endpoint: str, lease: str) -> None:
+        """A lease no call uses (its call was cancelled): free for the next call, or given back."""
+        granted = self._held.pop(lease, _NEVER_REUSED)
+        if time.monotonic() - granted >= LEASE_REUSE_S:
+            self._give_back([lease])
+        else:
+            self._wait_for_next(endpoint, lease, granted)
 
     def linger_s(self) -> float:
         """How long an idle lease waits for this actor's next call."""
@@ -142,10 +192,9 @@ class GatewayLink:
         """`lease` is free again after a call of `took_s`: kept a moment for this actor's next call, then
         given back."""
         self._call_s = took_s if not self._call_s else 0.8 * self._call_s + 0.2 * took_s
-        granted = self._held.pop(lease, _NEVER_REUSED)
-        if time.monotonic() - granted >= LEASE_REUSE_S:
-            self._give_back([lease])
-            return
+        self._park(endpoint, lease)
+
+    def _wait_for_next(self, endpoint: str, lease: str, granted: float) -> None:
         linger = self.linger_s()
         self._free.setdefault(endpoint, []).append((lease, granted, time.monotonic() + linger))
         loop = asyncio.get_running_loop()

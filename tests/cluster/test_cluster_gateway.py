@@ -246,3 +246,41 @@ def test_a_reader_whose_records_another_flush_took_waits_for_that_flush(ray_clus
 
     # the first reader's flush took both topics' records; the second reader waits for it, not just sends nothing
     assert asyncio.run(two_readers()) == [2000, 2000] and OUTBOX.held(key) == 0
+
+
+def test_an_actor_s_calls_that_wait_at_once_ask_for_their_leases_in_one_message(ray_cluster):
+    for concurrency, most in ((16, 1), (3, 8)):  # room for all: one message; 3 slots for 8 calls: a few more
+        gateway = LLMGateway.remote(GatewaySettings(endpoints={INJECTED_ENDPOINT: EndpointLimits(
+            concurrency=concurrency)}))
+        models = ActorModels(ModelRecipe(inject_latency_s=0.2), gateway, holder="Expert[0]")
+
+        async def eight_at_once():
+            out = await asyncio.gather(*(models.for_topic("alpha").run(ShoutStep, Note(text=f"a {i}"))
+                                         for i in range(8)))
+            await asyncio.sleep(models.link.linger_s() + 0.3)
+            return out
+
+        assert [o.text for o in asyncio.run(eight_at_once())] == [f"A {i}" for i in range(8)]
+        gate = _gate_of(gateway)
+        assert 1 <= gate.asked <= most and gate.peak_in_flight == min(8, concurrency) and gate.in_flight == 0, gate
+
+
+def test_a_lease_granted_for_a_call_cancelled_while_it_waited_is_not_lost(ray_cluster):
+    gateway = LLMGateway.remote(GatewaySettings(endpoints={INJECTED_ENDPOINT: EndpointLimits(concurrency=1)}))
+    models = ActorModels(ModelRecipe(inject_latency_s=0.3), gateway, holder="Expert[0]")
+
+    async def one_cancelled():
+        await gateway.ready.remote()  # (the gateway up: no request below waits for its start)
+        first = asyncio.ensure_future(models.for_topic("alpha").run(ShoutStep, Note(text="a")))
+        await asyncio.sleep(0.1)  # the first holds the only slot; the second waits for it
+        waiting = asyncio.ensure_future(models.for_topic("alpha").run(ShoutStep, Note(text="b")))
+        await asyncio.sleep(0.05)
+        waiting.cancel()
+        await first
+        await asyncio.sleep(0.5)  # the slot the first gave back is granted to the cancelled call's request
+        third = await models.for_topic("alpha").run(ShoutStep, Note(text="c"))  # would wait forever if lost
+        await asyncio.sleep(LEASE_LINGER_S + 0.5)
+        return third.text
+
+    assert asyncio.run(asyncio.wait_for(one_cancelled(), timeout=20)) == "C"
+    assert _gate_of(gateway).in_flight == 0
