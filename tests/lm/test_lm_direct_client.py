@@ -10,7 +10,7 @@ import pytest
 
 from agents.lm.backoff import RetryPolicy
 from agents.lm.chat import ChatModel
-from agents.lm.direct_client import DirectChatClient, HttpSession
+from agents.lm.direct_client import DirectChatClient, HttpSession, env_proxy
 from agents.lm.errors import EndpointUnavailableError
 from agents.lm.models import generic_model_info
 from agents.lm.settings import LLMSettings
@@ -130,3 +130,45 @@ def test_a_redirect_loop_is_a_failed_request_not_a_traceback(step, question, sle
     finally:
         server.shutdown()
         server.server_close()
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_netrc_login_for_the_endpoint_host_does_not_clash_with_the_api_key(step, question, sleeps, tmp_path,
+                                                                              monkeypatch):
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1\nlogin someone\npassword secret\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))  # (aiohttp's trust_env read it per request, and refused to send)
+    with start_endpoint() as endpoint:
+        out = asyncio.run(run_and_close(chat(endpoint.url, sleeps), step, question))
+        (logged,) = endpoint.requests()
+    assert isinstance(out, step.Output) and logged["status"] == 200
+
+
+def test_the_environment_s_proxy_is_used_unless_no_proxy_names_the_host(step, question, sleeps, monkeypatch):
+    for name in ("http_proxy", "HTTP_PROXY", "no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", f"http://someone:secret@127.0.0.1:{_closed_port()}")
+    with start_endpoint() as endpoint:
+        with pytest.raises(EndpointUnavailableError, match="could not connect"):  # through the (absent) proxy
+            asyncio.run(run_and_close(chat(endpoint.url, sleeps, retries=0), step, question))
+        assert endpoint.requests() == []
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        out = asyncio.run(run_and_close(chat(endpoint.url, sleeps), step, question))
+        assert isinstance(out, step.Output) and len(endpoint.requests()) == 1
+
+
+def test_the_environment_s_proxy_is_read_with_its_credentials(monkeypatch):
+    for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    assert env_proxy("http://llm.internal:8000/v1/chat/completions") == (None, None)
+    monkeypatch.setenv("HTTP_PROXY", "http://someone:secret@proxy.internal:3128")
+    proxy, auth = env_proxy("http://llm.internal:8000/v1/chat/completions")
+    assert proxy == "http://proxy.internal:3128" and (auth.login, auth.password) == ("someone", "secret")
+    monkeypatch.setenv("NO_PROXY", "llm.internal")
+    assert env_proxy("http://llm.internal:8000/v1/chat/completions") == (None, None)
