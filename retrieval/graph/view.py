@@ -50,6 +50,7 @@ class EvidenceGraph:
             self.edges += self._add_claim(claim)
         self._out: dict[str, list[Edge]] = {}
         self._in: dict[str, list[Edge]] = {}
+        self._statuses: dict[tuple[str, tuple[str, ...]], PassageStatus] = {}  # (doc, heading path) -> status
         for e in self.edges:
             self._out.setdefault(e.source, []).append(e)
             self._in.setdefault(e.target, []).append(e)
@@ -181,7 +182,16 @@ class EvidenceGraph:
         return out
 
     def status(self, doc: str, heading_path: list[str] | None = None) -> PassageStatus:
-        """Current, superseded or amended, for a passage of `doc` (node id or doc_id) under `heading_path`."""
+        """Current, superseded or amended, for a passage of `doc` (node id or doc_id) under `heading_path`.
+
+        Worked out once per place (the graph does not change once built; every search asks again for each
+        hit, and a long document's sections would be walked each time)."""
+        key = (doc, tuple(heading_path or ()))
+        if key not in self._statuses:
+            self._statuses[key] = self._status(doc, heading_path)
+        return self._statuses[key]
+
+    def _status(self, doc: str, heading_path: list[str] | None) -> PassageStatus:
         record = self.document(doc)
         if record is None:
             return PassageStatus()
