@@ -80,10 +80,8 @@ class CorpusActor:
 
     def table_search_many(self, name: str, groups: list[tuple[list[str], int]],
                           vectors: list[list[QueryVectors]] | None = None) -> list[list[Snippet]]:
-        """`table_search` for each (queries, k) group, in one call."""
-        table = self._table(name)
-        return [table.search(queries, k, vectors[i] if vectors is not None else None)
-                for i, (queries, k) in enumerate(groups)]
+        """`table_search` for each (queries, k) group, in one call (and one batch request to the store)."""
+        return self._table(name).search_many(groups, vectors)
 
     def table_snippets(self, name: str) -> list[Snippet]:
         return self._table(name).snippets()

@@ -21,6 +21,7 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -142,6 +143,25 @@ def _query(query, using: str | None):
     if isinstance(query, (list, tuple)):
         return qe.Query.Nearest([float(x) for x in query], using=using)
     raise Untranslated(f"query {type(query).__name__} is not translated to Qdrant Edge")
+
+
+def _edge_request(query, using: str | None, prefetch, limit: int, query_filter: models.Filter | None,
+                  with_payload, with_vectors) -> qe.QueryRequest:
+    prefetches = [qe.Prefetch(limit=p.limit, query=_query(p.query, p.using), filter=edge_filter(p.filter))
+                  for p in (prefetch or [])] or None
+    # fused ranks tie often (1/(k+1) + 1/(k+2) either way round): ties go by point id, so the same
+    # points give the same order in every collection and run; a few more are read so a tie at the
+    # cut is decided the same way too (`_response`)
+    extra = _TIE_MARGIN if isinstance(query, (models.RrfQuery, models.FusionQuery)) else 0
+    return qe.QueryRequest(limit=limit + extra, query=_query(query, using), prefetches=prefetches,
+                           filter=edge_filter(query_filter), with_payload=False if with_payload is None else with_payload,
+                           with_vector=_with_vector(with_vectors))
+
+
+def _response(found: list, limit: int, with_vectors) -> _Response:
+    found = sorted(found, key=lambda p: (-p.score, str(p.id)))[:limit]
+    return _Response([_Point(str(p.id), p.payload, _vectors_of(p) if with_vectors else None, p.score)
+                      for p in found])
 
 
 def _with_vector(value):
@@ -308,18 +328,17 @@ class EdgeClient:
     def query_points(self, name: str, query=None, using: str | None = None, prefetch=None, limit: int = 10,
                      query_filter: models.Filter | None = None, with_payload=True,
                      with_vectors=False) -> _Response:
-        prefetches = [qe.Prefetch(limit=p.limit, query=_query(p.query, p.using), filter=edge_filter(p.filter))
-                      for p in (prefetch or [])] or None
-        # fused ranks tie often (1/(k+1) + 1/(k+2) either way round): ties go by point id, so the same
-        # points give the same order in every collection and run; a few more are read so a tie at the
-        # cut is decided the same way too
-        extra = _TIE_MARGIN if isinstance(query, (models.RrfQuery, models.FusionQuery)) else 0
-        found = self._shard(name).query(qe.QueryRequest(
-            limit=limit + extra, query=_query(query, using), prefetches=prefetches, filter=edge_filter(query_filter),
-            with_payload=with_payload, with_vector=_with_vector(with_vectors)))
-        found = sorted(found, key=lambda p: (-p.score, str(p.id)))[:limit]
-        return _Response([_Point(str(p.id), p.payload, _vectors_of(p) if with_vectors else None, p.score)
-                          for p in found])
+        request = _edge_request(query, using, prefetch, limit, query_filter, with_payload, with_vectors)
+        return _response(self._shard(name).query(request), limit, with_vectors)
+
+    def query_batch_points(self, name: str, requests: Sequence[models.QueryRequest]) -> list[_Response]:
+        """`query_points` for each request, run by Edge as one batch (as a Qdrant server runs one HTTP call)."""
+        if not requests:
+            return []
+        found = self._shard(name).query_batch(qe.QueryBatchRequest([
+            _edge_request(r.query, r.using, r.prefetch, r.limit, r.filter, r.with_payload, r.with_vector)
+            for r in requests]))
+        return [_response(points, r.limit, r.with_vector) for points, r in zip(found, requests, strict=True)]
 
     # -- lifetime --------------------------------------------------------------------------------
 

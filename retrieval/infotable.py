@@ -115,36 +115,48 @@ class InformationTable:
         """Up to `k` snippets for `queries` together: hybrid search per query, fused by reciprocal rank.
 
         `vectors`: each query's vectors (dense and BM25), already embedded by the caller."""
-        if vectors is not None and len(vectors) != len(queries):
-            raise RaystormError(f"{len(vectors)} query vectors for {len(queries)} queries")
-        pairs = [(q, v) for q, v in zip(queries, vectors or [None] * len(queries)) if q.strip()]
-        if k < 1:
-            raise RaystormError(f"k must be at least 1, got {k}")
-        if not pairs or not self.store.client.collection_exists(self.collection):
-            return []  # (an empty table finds nothing below: no exact count needed first)
-        fused: dict[str, float] = {}
-        found: dict[str, Snippet] = {}
-        for query, given in pairs:
-            for rank, (pid, snippet) in enumerate(self._search_one(query, k, given), start=1):
-                fused[pid] = fused.get(pid, 0.0) + 1.0 / (self.fusion_k + rank)
-                found[pid] = snippet
-        order = sorted(fused, key=lambda pid: (-fused[pid], pid))
-        return [found[pid] for pid in order[:k]]
+        return self.search_many([(queries, k)], None if vectors is None else [vectors])[0]
 
-    def _search_one(self, query: str, k: int, given: QueryVectors | None = None) -> list[tuple[str, Snippet]]:
+    def search_many(self, groups: Sequence[tuple[Sequence[str], int]],
+                    vectors: Sequence[Sequence[QueryVectors] | None] | None = None) -> list[list[Snippet]]:
+        """`search` for each (queries, k) group (`vectors`: each group's, or None), every query of every
+        group in one batch request to the store."""
+        asks: list[tuple[int, str, int, QueryVectors | None]] = []  # (group, query, k, its vectors)
+        for g, (queries, k) in enumerate(groups):
+            given = vectors[g] if vectors is not None else None
+            if given is not None and len(given) != len(queries):
+                raise RaystormError(f"{len(given)} query vectors for {len(queries)} queries")
+            if k < 1:
+                raise RaystormError(f"k must be at least 1, got {k}")
+            asks += [(g, q, k, v) for q, v in zip(queries, given or [None] * len(queries)) if q.strip()]
+        out: list[list[Snippet]] = [[] for _ in groups]
+        if not asks or not self.store.client.collection_exists(self.collection):
+            return out  # (an empty table finds nothing below: no exact count needed first)
+        responses = self.store.client.query_batch_points(self.collection, [self._request(q, k, v)
+                                                                           for _, q, k, v in asks])
+        fused: list[dict[str, float]] = [{} for _ in groups]
+        found: dict[str, Snippet] = {}
+        for (g, _, _, _), response in zip(asks, responses, strict=True):
+            for rank, p in enumerate(response.points, start=1):
+                pid = str(p.id)
+                fused[g][pid] = fused[g].get(pid, 0.0) + 1.0 / (self.fusion_k + rank)
+                if pid not in found:
+                    found[pid] = Snippet.model_validate(p.payload)
+        for g, (_, k) in enumerate(groups):
+            order = sorted(fused[g], key=lambda pid: (-fused[g][pid], pid))
+            out[g] = [found[pid] for pid in order[:k]]
+        return out
+
+    def _request(self, query: str, k: int, given: QueryVectors | None = None) -> models.QueryRequest:
         dense = given.dense if given and given.dense is not None else self.dense.embed_query(query)
         sparse = given.sparse if given and given.sparse is not None else self.sparse.embed_query(query)
-        client = self.store.client
-        if sparse[0]:
-            response = client.query_points(
-                self.collection,
-                prefetch=[models.Prefetch(query=dense, using=self.dense.vector_name, limit=max(4 * k, 40)),
-                          models.Prefetch(query=models.SparseVector(indices=sparse[0], values=sparse[1]),
-                                          using=SPARSE_VECTOR, limit=max(4 * k, 40))],
-                query=models.FusionQuery(fusion=models.Fusion.RRF), limit=k)
-        else:  # only stopwords: BM25 has nothing to match
-            response = client.query_points(self.collection, query=dense, using=self.dense.vector_name, limit=k)
-        return [(str(p.id), Snippet.model_validate(p.payload)) for p in response.points]
+        if not sparse[0]:  # only stopwords: BM25 has nothing to match
+            return models.QueryRequest(query=dense, using=self.dense.vector_name, limit=k, with_payload=True)
+        return models.QueryRequest(
+            prefetch=[models.Prefetch(query=dense, using=self.dense.vector_name, limit=max(4 * k, 40)),
+                      models.Prefetch(query=models.SparseVector(indices=sparse[0], values=sparse[1]),
+                                      using=SPARSE_VECTOR, limit=max(4 * k, 40))],
+            query=models.FusionQuery(fusion=models.Fusion.RRF), limit=k, with_payload=True)
 
     def snippets(self) -> list[Snippet]:
         """Every snippet, in a stable order (by URL, file, then place in the source)."""
@@ -184,6 +196,9 @@ class AsyncInformationTable:
 
     async def search(self, queries: Sequence[str], k: int) -> list[Snippet]:
         return await self._call(self.table.search, list(queries), k)
+
+    async def search_many(self, groups: Sequence[tuple[Sequence[str], int]]) -> list[list[Snippet]]:
+        return await self._call(self.table.search_many, list(groups))
 
     async def url_to_info(self) -> dict[str, InfoEntry]:
         return await self._call(self.table.url_to_info)

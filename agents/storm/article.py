@@ -48,7 +48,8 @@ class SnippetSearch(Protocol):
 
 async def search_groups(table: SnippetSearch, groups: Sequence[tuple[Sequence[str], int]]) -> list[list[Snippet]]:
     """`table.search(queries, k)` for each group, in order: in one call where the table takes several
-    (`search_many`: a table on a corpus actor, where each search is otherwise an actor call), else all at once."""
+    (`search_many`: one actor call for a table on a corpus actor, one batch request to the store), else all
+    at once."""
     search_many = getattr(table, "search_many", None)
     if search_many is not None:
         return await search_many([(list(queries), k) for queries, k in groups])

@@ -5,8 +5,10 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
 from retrieval.embeddings import DenseEmbedder
+from retrieval.errors import RaystormError
 from retrieval.infotable import InformationTable, Snippet, group_by_url, table_name
 
 from agents.storm.citations import CitationRegistry, cited_numbers, cut_unfinished, keep_valid, remap
@@ -188,6 +190,36 @@ def test_the_table_is_idempotent_and_merges_snippets_by_url(example_corpus):
     finally:
         table.drop()
     assert len(table) == 0 and group_by_url([a, b, a])["https://x.test/rider"].snippets == [a, b]
+
+
+def test_groups_searched_in_one_batch_find_what_each_finds_alone(example_corpus):
+    table = InformationTable(example_corpus.store, table_name("batch test"), example_corpus.dense,
+                             example_corpus.sparse)
+    table.drop()
+    snippets = [_snippet("https://x.test/rider", "The flood rider covers the dwelling and its contents.", 3),
+                _snippet("https://x.test/rider", "Basement contents are excluded from the flood rider.", 9),
+                _snippet("https://x.test/memo", "Adjusters inspect flood damage within five business days.", 4),
+                _snippet("https://x.test/memo", "Claims above ten thousand dollars need a second adjuster.", 8)]
+    groups = [(["when do adjusters inspect the damage", "second adjuster"], 2), (["   "], 3),
+              (["basement contents excluded", "the and of"], 1), (["flood rider dwelling"], 4)]
+    try:
+        assert table.search_many(groups) == [[], [], [], []]  # nothing stored yet
+        table.add(snippets)
+        batch = table.search_many(groups)
+        client = example_corpus.store.client
+        for (queries, k), found in zip(groups, batch, strict=True):
+            assert found == table.search(queries, k) and len(found) <= k
+            for query in (q for q in queries if q.strip()):  # each query's own hits, as the store ranks them
+                r = table._request(query, k)
+                one = client.query_points(table.collection, query=r.query, using=r.using, prefetch=r.prefetch,
+                                          limit=r.limit)
+                (alone,) = client.query_batch_points(table.collection, [r])
+                assert [str(p.id) for p in alone.points] == [str(p.id) for p in one.points]
+        assert batch[1] == [] and len(batch[2]) == 1 and batch[2][0].text.startswith("Basement")
+        with pytest.raises(RaystormError, match="k must be at least 1"):
+            table.search_many([(["flood"], 0)])
+    finally:
+        table.drop()
 
 
 class _AllAtOnce:
