@@ -59,7 +59,7 @@ from agents.storm.stages import (
 )
 from retrieval.errors import RaystormError
 from retrieval.infotable import table_name
-from retrieval.snippets import group_by_url
+from retrieval.snippets import Snippet, group_by_url
 
 T = TypeVar("T")
 INFO_TABLE = "information table"  # not a checkpointed stage: rebuilt from the conversation log every run
@@ -213,10 +213,14 @@ async def _research_and_write(topic: str, runtime: Runtime, files: RunFiles, poi
                               o: ReportOptions, say: Callable[..., None], table: str, plan: PersonaPlan,
                               print_: str, conversations: Callable[[], Awaitable[ConversationLog]],
                               draft: Awaitable[Outline] | None) -> ReportSummary:
-    log = await points.stage("conversations", print_, conversations,
-                             lambda log: files.write_conversations(log, group_by_url(table_sources(log))),
-                             files.read_conversations)
-    sources = table_sources(log)
+    written: list[list[Snippet]] = []  # the table's sources, when the stage was run (not reused) just now
+
+    def write(log: ConversationLog) -> None:
+        written.append(table_sources(log))
+        files.write_conversations(log, group_by_url(written[0]))
+
+    log = await points.stage("conversations", print_, conversations, write, files.read_conversations)
+    sources = written[0] if written else table_sources(log)  # (every search result as a snippet: made once)
     searched = len(sources)
     try:
         added = await runtime.table(table).add(sources)
