@@ -123,6 +123,7 @@ class _State:
         self.bodies = bodies_path.open("a", encoding="utf-8") if bodies_path is not None else None
         self.lock = threading.Lock()
         self.in_flight = 0
+        self.replying = 0  # requests whose reply is being sent and whose log line is not written yet
         self.ids = 0
         self.rng = random.Random(config.seed)
         self.log = log_path.open("a", encoding="utf-8")
@@ -194,6 +195,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, payload: dict, headers: dict | None = None) -> None:
         data = json.dumps(payload).encode()
+        if self._counting and not self._replying:
+            with self.state.lock:
+                self.state.replying += 1
+            self._replying = True
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -203,12 +208,22 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self):
+        self._counting = False  # (not logged)
         if self.path.rstrip("/") in ("/v1/models", "/models"):
             self._send(200, {"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "standin"}]})
         else:
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
 
     def do_POST(self):
+        self._counting, self._replying = True, False
+        try:
+            self._post()
+        finally:  # logged now (each path logs after its reply)
+            if self._replying:
+                with self.state.lock:
+                    self.state.replying -= 1
+
+    def _post(self):
         if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
             self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             return
@@ -290,7 +305,11 @@ class EndpointHandle:
         self.config = state.config
 
     def requests(self) -> list[dict]:
-        """The log so far, one dict per finished request."""
+        """The log so far, one dict per finished request. A request whose reply is on its way is logged
+        just after it: waited for (at most a second), so a client that has its reply finds it here."""
+        deadline = time.monotonic() + 1.0
+        while self._state.replying and time.monotonic() < deadline:
+            time.sleep(0.002)
         return read_log(self.log_path)
 
     def stop(self) -> None:
