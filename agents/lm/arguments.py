@@ -12,13 +12,17 @@ import argparse
 import os
 import re
 
-from agents.lm.backoff import RetryPolicy
+from typing import TYPE_CHECKING
+
 from agents.lm.errors import LLMConfigError
-from agents.lm.models import RoleModels
-from agents.lm.nlp import TextToolkit
 from agents.lm.output import ON_BAD_OUTPUT, OUTPUT_MODES
 from agents.lm.settings import LLM_CLIENTS, ROLE_SAMPLING, STORM_ROLES, LLMSettings, Sampling, parse_model_spec
 from agents.lm.usage import ModelPrice, UsageLedger
+from agents.retry import RetryPolicy
+
+if TYPE_CHECKING:  # (the chat clients load with the models, not with the command line: a client of the
+    from agents.lm.models import RoleModels  # service parses these flags and runs no model)
+    from agents.lm.nlp import TextToolkit
 
 # Options that only tune a chat model; given without any LLM they are refused, not ignored.
 _TUNING = {
@@ -126,6 +130,8 @@ def role_models_from_args(args: argparse.Namespace, cache_dir: str | os.PathLike
     """The run's models. `cache_dir`: the completion cache (None: none); `ledger`: where
     every call is recorded (a new one if None; `RoleModels.ledger` either way);
     `nlp`: the extractive model's toolkit (e.g. one with the run's embedder)."""
+    from agents.lm.models import RoleModels
+
     return RoleModels.from_settings(settings_from_args(args), cache_dir=cache_dir, ledger=ledger, nlp=nlp)
 
 

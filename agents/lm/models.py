@@ -23,15 +23,13 @@ from agents.lm.direct_client import DirectChatClient, HttpSession
 from agents.lm.errors import LLMConfigError
 from agents.lm.extractive import NO_LLM_NOTICE, ExtractiveModel
 from agents.lm.nlp import TextToolkit
-from agents.lm.settings import COMPATIBLE_KEY_ENV, OPENAI_KEY_ENV, LLMSettings, ModelSpec, Sampling
+from agents.lm.settings import LLMSettings, ModelSpec, Sampling, api_key, endpoint_of  # noqa: F401 (re-exported)
 from agents.lm.steps import I, LanguageModel, O, Step
 from agents.lm.usage import KNOWN_PRICES, UsageLedger
 
 if TYPE_CHECKING:
     from autogen_ext.models.openai import OpenAIChatCompletionClient
 
-OPENAI_BASE_URL = "https://api.openai.com/v1"
-LOCAL_PLACEHOLDER_KEY = "not-needed"  # local servers want some bearer token, and ignore it
 # OpenAI reasoning models take max_completion_tokens and only the default temperature.
 _REASONING = re.compile(r"^(o\d|gpt-5)")
 
@@ -212,22 +210,3 @@ def generic_model_info(settings: LLMSettings) -> ModelInfo:
         structured_output=settings.output_mode == "json_schema",
         multiple_system_messages=False,
     )
-
-
-def api_key(spec: ModelSpec, environ: Mapping[str, str] = os.environ) -> str:
-    if spec.provider == "openai":
-        key = environ.get(OPENAI_KEY_ENV)
-        if not key:
-            raise LLMConfigError(
-                f"{OPENAI_KEY_ENV} is not set: export it to use --llm {spec.label}, or serve a model "
-                "locally and pass --llm-base-url http://host:8000/v1 --llm MODEL"
-            )
-        return key
-    return environ.get(COMPATIBLE_KEY_ENV) or environ.get(OPENAI_KEY_ENV) or LOCAL_PLACEHOLDER_KEY
-
-
-def endpoint_of(spec: ModelSpec) -> str:
-    if spec.provider == "openai":
-        return os.environ.get("OPENAI_BASE_URL", OPENAI_BASE_URL)
-    return spec.base_url or "(none)"
-

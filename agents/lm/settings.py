@@ -35,10 +35,10 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agents.lm.backoff import RetryPolicy
 from agents.lm.errors import LLMConfigError
 from agents.lm.output import OnBadOutput, OutputMode
 from agents.lm.usage import ModelPrice
+from agents.retry import RetryPolicy
 
 STORM_ROLES = ("conv_simulator", "question_asker", "outline", "article", "polish", "react")  # react: --writer react
 
@@ -48,6 +48,8 @@ LLMClient = Literal["direct", "autogen"]
 LLM_CLIENTS: tuple[str, ...] = get_args(LLMClient)
 OPENAI_KEY_ENV = "OPENAI_API_KEY"
 COMPATIBLE_KEY_ENV = "RAYSTORM_LLM_API_KEY"
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+LOCAL_PLACEHOLDER_KEY = "not-needed"  # local servers want some bearer token, and ignore it
 _ROLE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -181,3 +183,21 @@ class LLMSettings(BaseModel):
             elif spec.provider == "openai_compatible":
                 names |= {COMPATIBLE_KEY_ENV, OPENAI_KEY_ENV}
         return {n: environ[n] for n in sorted(names) if n in environ}
+
+
+def api_key(spec: ModelSpec, environ: Mapping[str, str] = os.environ) -> str:
+    if spec.provider == "openai":
+        key = environ.get(OPENAI_KEY_ENV)
+        if not key:
+            raise LLMConfigError(
+                f"{OPENAI_KEY_ENV} is not set: export it to use --llm {spec.label}, or serve a model "
+                "locally and pass --llm-base-url http://host:8000/v1 --llm MODEL"
+            )
+        return key
+    return environ.get(COMPATIBLE_KEY_ENV) or environ.get(OPENAI_KEY_ENV) or LOCAL_PLACEHOLDER_KEY
+
+
+def endpoint_of(spec: ModelSpec) -> str:
+    if spec.provider == "openai":
+        return os.environ.get("OPENAI_BASE_URL", OPENAI_BASE_URL)
+    return spec.base_url or "(none)"

@@ -345,7 +345,7 @@ def writable_folder(folder: Path, flag: str) -> Path:
 
 def _check_credentials(llm) -> None:
     """A missing API key is said before the ingest, not after it."""
-    from agents.lm.models import api_key
+    from agents.lm.settings import api_key
 
     for spec in llm.specs:
         api_key(spec)
