@@ -121,7 +121,7 @@ class GatewayLink:
         self._flushing: asyncio.Future | None = None
         self._call_s = 0.0  # this actor's recent call duration (moving average)
         self._wanting: dict[str, deque[asyncio.Future]] = {}  # endpoint -> calls waiting for a lease
-        self._asking: dict[str, asyncio.Future] = {}  # endpoint -> the task asking the gateway for them
+        self._asking: dict[str, asyncio.Task] = {}  # endpoint -> the task asking the gateway for them
 
     async def take(self, endpoint: str, stage: str) -> str:
         now = time.monotonic()
@@ -155,13 +155,12 @@ class GatewayLink:
                                               timeout_s=LEASE_TIMEOUT_S)
                 granted = time.monotonic() if reusable else _NEVER_REUSED
                 for lease in leases:
+                    self._held[lease] = granted
                     while queue and queue[0].done():  # (a call cancelled while it waited)
                         queue.popleft()
                     if queue:
-                        self._held[lease] = granted
                         queue.popleft().set_result(lease)
                     else:
-                        self._held[lease] = granted
                         self._park(endpoint, lease)
         except Exception as exc:  # (the gateway lost or too slow: each waiting call fails with it)
             for w in queue:
@@ -177,7 +176,8 @@ class GatewayLink:
             del self._asking[endpoint]
 
     def _park(self, endpoint: str, lease: str) -> None:
-        """A lease no call uses (its call was cancelled): free for the next call, or given back."""
+        """A lease no call holds now (its call is over, or was cancelled): kept a moment for this actor's
+        next call, or given back if it is not to be kept or too old to reuse."""
         granted = self._held.pop(lease, _NEVER_REUSED)
         if time.monotonic() - granted >= LEASE_REUSE_S:
             self._give_back([lease])

@@ -154,7 +154,8 @@ def _edge_request(query, using: str | None, prefetch, limit: int, query_filter: 
     # cut is decided the same way too (`_response`)
     extra = _TIE_MARGIN if isinstance(query, (models.RrfQuery, models.FusionQuery)) else 0
     return qe.QueryRequest(limit=limit + extra, query=_query(query, using), prefetches=prefetches,
-                           filter=edge_filter(query_filter), with_payload=False if with_payload is None else with_payload,
+                           filter=edge_filter(query_filter),
+                           with_payload=False if with_payload is None else with_payload,  # (a batch's default)
                            with_vector=_with_vector(with_vectors))
 
 
