@@ -132,8 +132,12 @@ class InformationTable:
         out: list[list[Snippet]] = [[] for _ in groups]
         if not asks or not self.store.client.collection_exists(self.collection):
             return out  # (an empty table finds nothing below: no exact count needed first)
-        responses = self.store.client.query_batch_points(self.collection, [self._request(q, k, v)
-                                                                           for _, q, k, v in asks])
+        # the queries the caller did not embed: in one model run, not one each
+        lacking = list(dict.fromkeys(q for _, q, _, v in asks if v is None or v.dense is None))
+        dense = dict(zip(lacking, self.dense.embed_queries(lacking)))
+        requests = [self._request(q, k, QueryVectors(dense=dense[q], sparse=v and v.sparse) if q in dense else v)
+                    for _, q, k, v in asks]
+        responses = self.store.client.query_batch_points(self.collection, requests)
         fused: list[dict[str, float]] = [{} for _ in groups]
         found: dict[str, Snippet] = {}
         for (g, _, _, _), response in zip(asks, responses, strict=True):
