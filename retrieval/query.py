@@ -59,8 +59,8 @@ class QueryEncoder:
         return cls(shared_dense(settings.dense_model, settings.models_dir), SparseEmbedder(settings.models_dir))
 
     def warm(self) -> None:
-        """Load both models now (an actor's start-up), not on the first query."""
-        self.dense.dimension
+        """Load the query models now (an actor's start-up), not on the first query."""
+        self.dense.embed_query("warm")
         self.sparse.embed_query("warm")
 
     def encode(self, query: str, mode: SearchMode, mmr: bool = False) -> QueryVectors:
