@@ -58,8 +58,10 @@ class CorpusActor:
         return self._corpus.version()
 
     def warm(self) -> None:
-        """Load the embedding models now, so the first search of a run does not wait for them."""
+        """Load the embedding models now, so the first search of a run does not wait for them: the query
+        models, and the document model the information tables embed snippets with."""
         self._corpus.encoder.warm()
+        self._corpus.dense.dimension
 
     def ready(self) -> str:
         """The node this actor runs on, once it is up."""
