@@ -136,16 +136,13 @@ class DenseEmbedder:
 
     def _load_once(self):
         if self._model is None:
-            self._model = self._text_embedding(self._default_dir(offline_model_dir))
+            folder = None  # a model fastembed fetches by name
+            if self.model_name == DEFAULT_DENSE_MODEL:
+                if self._models_dir is None:
+                    raise ModelUnavailable("DenseEmbedder needs models_dir for the offline default model")
+                folder = offline_model_dir(self._models_dir)
+            self._model = self._text_embedding(folder)
         return self._model
-
-    def _default_dir(self, folder: Callable[[Path], Path]) -> Path | None:
-        """`folder(models_dir)` for the offline default model, None for a model fastembed fetches by name."""
-        if self.model_name != DEFAULT_DENSE_MODEL:
-            return None
-        if self._models_dir is None:
-            raise ModelUnavailable("DenseEmbedder needs models_dir for the offline default model")
-        return folder(self._models_dir)
 
     def _text_embedding(self, folder: Path | None):
         from fastembed import TextEmbedding
@@ -163,13 +160,12 @@ class DenseEmbedder:
         document model (another model, or when the copy cannot be built: said once in the log)."""
         with self._load_lock:
             if self._query_model is None:
-                try:
-                    folder = self._default_dir(query_model_dir)
-                except ModelUnavailable as exc:
-                    if self.model_name != DEFAULT_DENSE_MODEL or self._models_dir is None:
-                        raise
-                    log.warning("queries use the document model (about 2.4x the CPU a query): %s", exc)
-                    folder = None
+                folder = None
+                if self.model_name == DEFAULT_DENSE_MODEL and self._models_dir is not None:
+                    try:
+                        folder = query_model_dir(self._models_dir)
+                    except ModelUnavailable as exc:
+                        log.warning("queries use the document model (about 2.4x the CPU a query): %s", exc)
                 if folder is None:
                     self._query_model = self._load_once()
                 else:

