@@ -36,6 +36,12 @@ _TIE_MARGIN = 8  # extra fused results read, so ties at the cut are broken by id
 # an error. So every write first checks the disk has room for it, plus this much for segments and WAL.
 ROOM_FLOOR = 64 * 2**20
 WAIT_S = 60.0  # how long a command waits for another command's hold on the store
+# A query runs on the calling thread. Edge's default hands each query to a pool of search threads, which
+# on 2 cores doubles a search's CPU and slows it (`python -m scripts.bench_store --search-threads 1 0`:
+# 0.69 instead of 1.37 ms of CPU a hybrid query at 10,000 passages, p50 0.68 instead of 0.85 ms; 1.65
+# instead of 2.3 at 100,000, p50 1.25 instead of 1.44). A store serves many callers at once: parallelism
+# comes from them, not from splitting one query.
+SEARCH_THREADS = 1
 SERVERS = ("web", "mcp", "serve")  # commands that hold the store for as long as they run
 _log = logging.getLogger(__name__)
 
@@ -182,6 +188,28 @@ def _vectors_of(record) -> Any:
     return vector
 
 
+def _edge_config(meta: dict) -> qe.EdgeConfig:
+    """The Edge configuration of a collection described by its `NAME.json` (`EdgeClient.create_collection`)."""
+    dense = {k: qe.EdgeVectorParams(size=v["size"], distance=qe.Distance.Cosine) for k, v in meta["vectors"].items()}
+    sparse = {k: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf if v["idf"] else None)
+              for k, v in meta["sparse_vectors"].items()}
+    if not dense and not sparse:  # Edge wants some vector: a payload-only collection gets a placeholder
+        sparse = {_PLACEHOLDER: qe.EdgeSparseVectorParams()}
+    return qe.EdgeConfig(vectors=dense or None, sparse_vectors=sparse or None, max_search_threads=SEARCH_THREADS)
+
+
+def _load(path: Path, meta: dict) -> qe.EdgeShard:
+    """The shard at `path`; one saved with other search threads (by an earlier version) is given
+    `SEARCH_THREADS`, which Edge checks against the shard and writes back to its `edge_config.json`."""
+    try:
+        saved = json.loads((path / "edge_config.json").read_text()).get("max_search_threads")
+    except (OSError, ValueError):
+        saved = None  # (Edge itself says what is wrong with the shard, below)
+    if saved == SEARCH_THREADS:
+        return qe.EdgeShard.load(str(path))
+    return qe.EdgeShard.load(str(path), _edge_config(meta))
+
+
 class EdgeClient:
     """The collections of one data dir as Edge shards, spoken to like a `QdrantClient`."""
 
@@ -229,7 +257,7 @@ class EdgeClient:
         if shard is None:
             if not self.collection_exists(name):
                 raise ValueError(f"Collection {name} not found")
-            shard = self._shards[name] = qe.EdgeShard.load(str(self.root / name))
+            shard = self._shards[name] = _load(self.root / name, json.loads(self._meta_path(name).read_text()))
         return shard
 
     def collection_exists(self, name: str) -> bool:
@@ -240,23 +268,15 @@ class EdgeClient:
 
     def create_collection(self, name: str, vectors_config: dict | None = None,
                           sparse_vectors_config: dict | None = None, metadata: dict | None = None) -> bool:
-        dense = {k: qe.EdgeVectorParams(size=v.size, distance=qe.Distance.Cosine)
-                 for k, v in (vectors_config or {}).items()}
-        sparse = {k: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf if v.modifier == models.Modifier.IDF
-                                               else None)
-                  for k, v in (sparse_vectors_config or {}).items()}
         self._ensure_room(0)
-        if not dense and not sparse:  # Edge wants some vector: a payload-only collection gets a placeholder
-            sparse = {_PLACEHOLDER: qe.EdgeSparseVectorParams()}
+        meta = {"vectors": {k: {"size": v.size} for k, v in (vectors_config or {}).items()},
+                "sparse_vectors": {k: {"idf": v.modifier == models.Modifier.IDF}
+                                   for k, v in (sparse_vectors_config or {}).items()},
+                "metadata": metadata or {}}
         if (self.root / name).exists():
             shutil.rmtree(self.root / name)
-        self._shards[name] = qe.EdgeShard.create(str(self.root / name), qe.EdgeConfig(
-            vectors=dense or None, sparse_vectors=sparse or None))
-        self._meta_path(name).write_text(json.dumps({
-            "vectors": {k: {"size": v.size} for k, v in (vectors_config or {}).items()},
-            "sparse_vectors": {k: {"idf": v.modifier == models.Modifier.IDF}
-                               for k, v in (sparse_vectors_config or {}).items()},
-            "metadata": metadata or {}}, indent=1))
+        self._shards[name] = qe.EdgeShard.create(str(self.root / name), _edge_config(meta))
+        self._meta_path(name).write_text(json.dumps(meta, indent=1))
         return True
 
     def get_collection(self, name: str) -> _Collection:

@@ -10,10 +10,12 @@ the dev questions' own vectors (--queries, default 100).
 
     python -m scripts.bench_store                          # 10k, 100k, 300k; local mode up to 100k
     python -m scripts.bench_store --sizes 10000 --local-max 10000
+    python -m scripts.bench_store --sizes 10000 100000 --local-max 0 --search-threads 1 0   # Edge's threads
 
 Ends with one JSON line per engine and size:
 {"engine": ..., "passages": N, "write_s": ..., "index_s": ..., "reopen_s": ..., "query_p50_ms": ...,
- "query_p95_ms": ..., "rss_mb": ..., "rss_before_store_mb": ...}  (rss_mb: the child's peak; the store's
+ "query_p95_ms": ..., "query_cpu_ms": ..., "rss_mb": ..., "rss_before_store_mb": ...}
+(query_cpu_ms: the process's CPU per query, search threads included; Edge's lines carry "search_threads")  (rss_mb: the child's peak; the store's
  own share is rss_mb - rss_before_store_mb, the models and the dev vectors being the rest)
 """
 
@@ -33,6 +35,8 @@ import uuid
 from pathlib import Path
 
 import numpy as np
+
+from retrieval.edge import SEARCH_THREADS
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -83,12 +87,15 @@ def points(base: dict, n: int, batch: int = 2000):
             for i, t, d, s in zip(idx, chunk_texts, dense, sparse_vectors)]
 
 
-def run_one(engine: str, n: int, npz: Path, queries: int) -> dict:
+def run_one(engine: str, n: int, npz: Path, queries: int, threads: int) -> dict:
     from qdrant_client import QdrantClient, models
 
+    import retrieval.edge
     from retrieval.config import StoreSettings
     from retrieval.edge import EdgeClient
     from retrieval.embeddings import SparseEmbedder
+
+    retrieval.edge.SEARCH_THREADS = threads
 
     base = dict(np.load(npz, allow_pickle=True))
     SparseEmbedder(StoreSettings.resolve().models_dir).embed(["warm up"])  # its model is in both engines' RSS
@@ -120,6 +127,7 @@ def run_one(engine: str, n: int, npz: Path, queries: int) -> dict:
     questions, qvectors = list(base["questions"]), base["qvectors"]
     qsparse = [sparse.embed_query(q) for q in questions[:queries]]
     times = []
+    cpu = time.process_time()
     for i in range(queries):
         j = i % len(qsparse)
         started = time.perf_counter()
@@ -128,12 +136,13 @@ def run_one(engine: str, n: int, npz: Path, queries: int) -> dict:
             models.Prefetch(query=models.SparseVector(indices=qsparse[j][0], values=qsparse[j][1]), using="bm25",
                             limit=40)], query=models.RrfQuery(rrf=models.Rrf(k=60)), limit=10)
         times.append((time.perf_counter() - started) * 1000)
+    cpu_ms = (time.process_time() - cpu) * 1000 / queries
     client.close()
     shutil.rmtree(work, ignore_errors=True)
     times.sort()
-    return {"engine": engine, "passages": n, "write_s": round(write_s, 1), "index_s": round(index_s, 1),
+    return {"engine": engine, **({"search_threads": threads} if engine == "edge" else {}), "passages": n, "write_s": round(write_s, 1), "index_s": round(index_s, 1),
             "reopen_s": round(reopen_s, 2), "query_p50_ms": round(statistics.median(times), 2),
-            "query_p95_ms": round(times[int(0.95 * len(times)) - 1], 2),
+            "query_p95_ms": round(times[int(0.95 * len(times)) - 1], 2), "query_cpu_ms": round(cpu_ms, 2),
             "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024), "rss_before_store_mb": base_mb}
 
 
@@ -152,21 +161,25 @@ def main() -> int:
                    help="largest size local mode runs at (it holds every point in Python; 300k takes hours)")
     p.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "raystorm-bench-store")
     p.add_argument("--queries", type=int, default=100, help="hybrid queries timed per engine and size (default 100)")
-    p.add_argument("--child", nargs=4, metavar=("ENGINE", "N", "NPZ", "QUERIES"), help=argparse.SUPPRESS)
+    p.add_argument("--search-threads", type=int, nargs="+", default=[SEARCH_THREADS], metavar="N",
+                   help=f"Edge's search threads per query, one run each (default {SEARCH_THREADS}, raystorm's; "
+                        "0: Edge's own default, a pool of threads per query)")
+    p.add_argument("--child", nargs=5, metavar=("ENGINE", "N", "NPZ", "QUERIES", "THREADS"), help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
-        print(json.dumps(run_one(args.child[0], int(args.child[1]), Path(args.child[2]), int(args.child[3]))))
+        engine, n, path, queries, threads = args.child
+        print(json.dumps(run_one(engine, int(n), Path(path), int(queries), int(threads))))
         return 0
     args.cache.mkdir(parents=True, exist_ok=True)
     npz = embed_dev(args.cache)
     print(f"# bench_store: load {os.getloadavg()[0]:.2f}, {os.cpu_count()} CPUs", flush=True)
     for n in args.sizes:
-        for engine in ("local", "edge"):
+        for engine, threads in [("local", 0)] + [("edge", t) for t in args.search_threads]:
             if engine == "local" and n > args.local_max:
                 print(json.dumps({"engine": engine, "passages": n, "skipped": f"above --local-max {args.local_max}"}))
                 continue
-            done = subprocess.run([sys.executable, __file__, "--child", engine, str(n), str(npz), str(args.queries)],
-                                  capture_output=True, text=True)
+            done = subprocess.run([sys.executable, __file__, "--child", engine, str(n), str(npz), str(args.queries),
+                                   str(threads)], capture_output=True, text=True)
             if done.returncode != 0:
                 print(json.dumps({"engine": engine, "passages": n, "error": done.stderr.strip().splitlines()[-1:]}))
             else:

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 from qdrant_client import QdrantClient, models
@@ -84,3 +85,36 @@ def test_a_server_holding_the_store_is_named_at_once(tmp_path):
         lock.flush()
         done = run(home, "search", "anything", "-c", "ex")
     assert done.returncode == 1 and "held by `raystorm web` (pid 4242)" in done.stderr, done.stderr
+
+
+def test_a_query_runs_on_one_search_thread_in_new_and_earlier_shards(tmp_path):
+    """Edge's pool of search threads per query costs twice the CPU of a small search: a new collection
+    is made with `SEARCH_THREADS`, and one an earlier version saved without it gets it when loaded,
+    its points and their answers unchanged."""
+    from retrieval.edge import SEARCH_THREADS, EdgeClient
+
+    def saved_threads(root: Path, name: str):
+        return json.loads((root / name / "edge_config.json").read_text()).get("max_search_threads")
+
+    root = tmp_path / "edge"
+    client = EdgeClient(root)
+    client.create_collection("c", vectors_config={"d": models.VectorParams(size=3, distance=models.Distance.COSINE)},
+                             sparse_vectors_config={"s": models.SparseVectorParams(modifier=models.Modifier.IDF)})
+    client.create_collection("payload_only")
+    assert saved_threads(root, "c") == SEARCH_THREADS == 1
+    assert saved_threads(root, "payload_only") == SEARCH_THREADS
+    client.upsert("c", points=[models.PointStruct(id=str(uuid.UUID(int=i)), vector={"d": [1.0, float(i), 0.5], "s": models.SparseVector(
+        indices=[i, 7], values=[1.0, 1.0])}, payload={"n": i}) for i in range(1, 6)])
+
+    def nearest(c: EdgeClient) -> list[str]:
+        return [p.id for p in c.query_points("c", query=[1.0, 2.0, 0.5], using="d", limit=3).points]
+
+    before = nearest(client)
+    client.close()
+    config = json.loads((root / "c" / "edge_config.json").read_text())
+    del config["max_search_threads"]  # as an earlier version wrote it
+    (root / "c" / "edge_config.json").write_text(json.dumps(config))
+    client = EdgeClient(root)
+    assert client.count("c").count == 5 and nearest(client) == before
+    assert saved_threads(root, "c") == SEARCH_THREADS
+    client.close()
