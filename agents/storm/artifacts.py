@@ -10,7 +10,6 @@ with timing in it (each call's id, start time and latency).
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import uuid
@@ -19,6 +18,7 @@ from typing import Any
 from urllib.parse import quote
 
 from pydantic import BaseModel
+from pydantic_core import to_json
 
 from agents.storm.article import article_text, cited_indices
 from agents.storm.outline import outline_text, parse_outline
@@ -68,7 +68,10 @@ def _write(path: Path, text: str) -> None:
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+    """`value` (plain data or pydantic models) as indented JSON: the text `json.dumps(value, indent=2,
+    ensure_ascii=False)` writes, made by pydantic-core's encoder (the standard library indents in pure
+    Python: ~8x the CPU for a topic's files)."""
+    return to_json(value, indent=2, by_alias=False).decode("utf-8") + "\n"
 
 
 class RunFiles:
@@ -111,8 +114,8 @@ class RunFiles:
     def write_conversations(self, log: ConversationLog, table: dict[str, InfoEntry]) -> None:
         _write(self.path("raw_search_results.json"), _json(url_to_info_json(table)))
         _write(self.path("conversation_log.json"),
-               _json([c.model_dump(mode="json") for c in log.conversations]))
-        _write(self.path("survey_results.json"), _json([r.model_dump(mode="json") for r in log.survey]))
+               _json(log.conversations))
+        _write(self.path("survey_results.json"), _json(log.survey))
 
     def read_conversations(self) -> ConversationLog:
         return ConversationLog(conversations=self.read_json("conversation_log.json", list[Conversation]),

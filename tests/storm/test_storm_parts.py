@@ -351,3 +351,22 @@ def test_polish_keeps_a_section_whose_every_sentence_an_earlier_one_says_and_say
                                                     ArticleSection(heading="Claims", text=f"{shared}[2]")]})
     done = asyncio.run(polish(twins, _Extractive(nlp)))
     assert len(done.sections) == 1  # two sections that say one thing: it is said once
+
+
+def test_run_files_read_as_the_standard_library_writes_them():
+    """The run's JSON files come from pydantic-core's encoder; their text is what `json.dumps(indent=2,
+    ensure_ascii=False)` writes (non-ASCII kept, control characters escaped, numbers and empty lists alike)."""
+    import json
+
+    from agents.storm.artifacts import _json
+    from agents.storm.records import Conversation, DialogueTurn, Persona, SearchResult
+
+    result = SearchResult(url="file://a.md#L1-L3", title="Café — “Harbor”", snippets=["tab\there\nline\x01 \\ \"q\""],
+                          path="a.md", line_start=1, line_end=3, passage_id="p1", heading_path=[])
+    turn = DialogueTurn(user_utterance="Naïve? 三百", search_queries=[], search_results=[result],
+                        agent_utterance="It is 300 dollars [1].", cited=[1])
+    conversation = Conversation.of(Persona(name="Actuary", description="counts ½ of a claim"), [turn])
+    plain = {"score": 0.1, "big": 12345678901234, "neg": -2.5, "none": None, "yes": True, "empty": {}, "list": []}
+    assert _json([conversation]) == json.dumps([conversation.model_dump(mode="json")], ensure_ascii=False,
+                                               indent=2) + "\n"
+    assert _json(plain) == json.dumps(plain, ensure_ascii=False, indent=2) + "\n"
