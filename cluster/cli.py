@@ -82,6 +82,17 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def run() -> int:
+    """The `raystorm` command: `main`, then out of Ray at once if the command joined it (`cluster.runtime.leave`),
+    not half a second later in Ray's exit hook."""
+    try:
+        return main()
+    finally:
+        from cluster.runtime import leave
+
+        leave()
+
+
 def disk_full(exc: BaseException) -> bool:
     """The OS's "No space left on device" or sqlite's "database or disk is full"."""
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
@@ -104,4 +115,4 @@ def no_space_line(args: argparse.Namespace, exc: BaseException) -> str:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    sys.exit(run())

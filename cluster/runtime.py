@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 from collections.abc import Callable
 
 from pydantic import BaseModel
 
 from retrieval.errors import RaystormError
+
+_log = logging.getLogger(__name__)
 
 NAMESPACE = "raystorm"
 ADDRESS_ENV = ("RAYSTORM_RAY_ADDRESS", "RAY_ADDRESS")
@@ -189,3 +192,16 @@ def shutdown() -> None:
 
     if ray.is_initialized():
         ray.shutdown()
+
+
+def leave() -> None:
+    """Disconnect this process from Ray now, if it joined (the `raystorm` command, as it ends). Ray's own
+    exit hook first sleeps half a second so that worker log lines on their way reach the terminal: a
+    report on the service ended ~0.9 s after its summary was printed instead of ~0.4 s. raystorm does
+    not forward worker logs unless RAYSTORM_RAY_LOGS=1; then the hook is left to do it."""
+    if "ray" not in sys.modules or os.environ.get("RAYSTORM_RAY_LOGS") == "1":
+        return
+    try:
+        shutdown()
+    except Exception as exc:  # (Ray's exit hook tries again; a command that did its work still succeeds)
+        _log.debug("leaving Ray: %s", exc)

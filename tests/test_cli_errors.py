@@ -128,3 +128,32 @@ def test_ctrl_c_stops_a_run_even_when_a_library_swallows_one_cancellation():
     with pytest.raises(KeyboardInterrupt):
         run_async(stubborn())
     assert not finished  # cancelled again, not run to its end
+
+
+def test_the_command_leaves_ray_as_it_ends_not_in_rays_exit_hook(monkeypatch):
+    """`raystorm` disconnects from Ray when its command ends, however it ends (Ray's own exit hook first
+    sleeps half a second for worker logs, which raystorm only forwards with RAYSTORM_RAY_LOGS=1)."""
+    import ray  # noqa: F401  (a command that joined Ray has it loaded)
+
+    import cluster.cli
+    import cluster.runtime
+
+    seen: list[str] = []
+    monkeypatch.setattr(cluster.runtime, "shutdown", lambda: seen.append("left Ray"))
+    monkeypatch.setattr(cluster.cli, "main", lambda argv=None: seen.append("ran") or 3)
+    monkeypatch.delenv("RAYSTORM_RAY_LOGS", raising=False)
+    assert cluster.cli.run() == 3 and seen == ["ran", "left Ray"]
+
+    def interrupted(argv=None):
+        raise KeyboardInterrupt
+
+    seen.clear()
+    monkeypatch.setattr(cluster.cli, "main", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        cluster.cli.run()
+    assert seen == ["left Ray"]
+
+    seen.clear()
+    monkeypatch.setattr(cluster.cli, "main", lambda argv=None: 0)
+    monkeypatch.setenv("RAYSTORM_RAY_LOGS", "1")  # worker logs forwarded: Ray's hook waits for them
+    assert cluster.cli.run() == 0 and seen == []
