@@ -13,7 +13,11 @@ is made of, so that a per-call figure can be read against them:
 - a chat step: CPU of `ChatModel.run` (render, client, parse, validate, ledger) with raystorm's
   `DirectChatClient` (aiohttp) and with autogen's OpenAI client (`--llm-client autogen`), against
   the stand-in endpoint (`tests/support/llm_endpoint.py` in a child process: its CPU is not counted),
-  beside the same request body posted with httpx alone and with aiohttp alone, its JSON read back.
+  beside the same request body posted with httpx alone and with aiohttp alone, its JSON read back;
+- a conversation's team: CPU of autogen's `RoundRobinGroupChat` (the team `agents.storm.conversation`
+  runs for each persona) carrying a 3-turn conversation between two agents that answer at once (the
+  expert's reply a `DialogueTurn` with 8 search results, as a real turn's), no model, no Ray: what the
+  team runtime itself costs per conversation and per model call (a 3-turn conversation is 9 calls).
 
     python -m scripts.bench_call_floor
     python -m scripts.bench_call_floor --calls 2000 --address auto
@@ -165,18 +169,80 @@ def chat_steps(n: int) -> dict[str, float]:
         server.kill()
 
 
+def conversation_teams(n: int) -> dict[str, float]:
+    from autogen_agentchat.agents import BaseChatAgent
+    from autogen_agentchat.base import Response
+    from autogen_agentchat.messages import TextMessage
+
+    from agents.storm.conversation import conversation_team
+    from agents.storm.expert import TurnMessage
+    from agents.storm.records import THANK_YOU, DialogueTurn, SearchResult
+
+    results = [SearchResult(url=f"file://bulletin-{i}.md", title="Flood rider bulletin", path=f"bulletin-{i}.md",
+                            snippets=["The waiting period of the flood rider is thirty days after purchase. " * 3],
+                            line_start=1, line_end=3, passage_id=f"p{i}") for i in range(8)]
+
+    class Asker(BaseChatAgent):
+        def __init__(self) -> None:
+            super().__init__("writer", "asks three questions, then thanks")
+            self.asked = 0
+
+        @property
+        def produced_message_types(self):
+            return (TextMessage,)
+
+        async def on_messages(self, messages, cancellation_token) -> Response:
+            self.asked += 1
+            text = f"What is the waiting period, part {self.asked}?" if self.asked <= 3 else THANK_YOU
+            return Response(chat_message=TextMessage(content=text, source=self.name))
+
+        async def on_reset(self, cancellation_token) -> None:
+            self.asked = 0
+
+    class Answerer(BaseChatAgent):
+        @property
+        def produced_message_types(self):
+            return (TurnMessage,)
+
+        async def on_messages(self, messages, cancellation_token) -> Response:
+            turn = DialogueTurn(user_utterance=messages[-1].content, search_queries=["flood rider waiting period"],
+                                search_results=results, agent_utterance="Thirty days after purchase [1].", cited=[1])
+            return Response(chat_message=TurnMessage(content=turn, source=self.name))
+
+        async def on_reset(self, cancellation_token) -> None:
+            pass
+
+    async def one() -> None:
+        team = conversation_team(Asker(), Answerer("expert", "answers at once"), max_turns=3)
+        async for _ in team.run_stream(task=TextMessage(content="Topic: flood coverage.", source="user")):
+            pass
+
+    async def run() -> float:
+        for _ in range(10):
+            await one()
+        started = cpu_s()
+        for _ in range(n):
+            await one()
+        return cpu_s() - started
+
+    spent = asyncio.run(run())
+    return {"team_ms_per_conversation": round(1000 * spent / n, 3), "team_ms_per_model_call": round(1000 * spent / n / 9, 3)}
+
+
 def main() -> None:
     p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("--calls", type=int, default=1000, help="actor calls per setting (default 1000)")
     p.add_argument("--queries", type=int, default=200, help="queries embedded (default 200)")
     p.add_argument("--steps", type=int, default=200, help="chat steps (default 200)")
+    p.add_argument("--conversations", type=int, default=200, help="conversation teams run (default 200)")
     p.add_argument("--address", default=None, help="join this Ray cluster (default: a local Ray)")
     args = p.parse_args()
     load = open("/proc/loadavg").read().split()[:3]
     ray.init(address=args.address, logging_level="ERROR", **({} if args.address else {"include_dashboard": False}))
     try:
         result = {**actor_calls(args.calls, task_events=True), **actor_calls(args.calls, task_events=False),
-                  **embeddings(args.queries), **chat_steps(args.steps), "loadavg": load}
+                  **embeddings(args.queries), **chat_steps(args.steps),
+                  **conversation_teams(args.conversations), "loadavg": load}
     finally:
         ray.shutdown()
     print(f"Ray actor call, CPU ms: caller {result['actor_call_caller_ms_1']} + callee {result['actor_call_callee_ms_1']} "
@@ -188,6 +254,8 @@ def main() -> None:
     print(f"chat step, CPU ms: ChatModel.run {result['chat_step_ms']} (raystorm's client), "
           f"{result['chat_step_ms_autogen']} (--llm-client autogen); the same request posted with httpx alone "
           f"{result['raw_httpx_post_ms']}, with aiohttp alone {result['raw_aiohttp_post_ms']}")
+    print(f"conversation team (autogen's runtime, two agents answering at once), CPU ms: "
+          f"{result['team_ms_per_conversation']} a 3-turn conversation, {result['team_ms_per_model_call']} per model call")
     print(json.dumps(result))
 
 
