@@ -15,8 +15,9 @@ the dev questions' own vectors (--queries, default 100).
 Ends with one JSON line per engine and size:
 {"engine": ..., "passages": N, "write_s": ..., "index_s": ..., "reopen_s": ..., "query_p50_ms": ...,
  "query_p95_ms": ..., "query_cpu_ms": ..., "rss_mb": ..., "rss_before_store_mb": ...}
-(query_cpu_ms: the process's CPU per query, search threads included; Edge's lines carry "search_threads")  (rss_mb: the child's peak; the store's
- own share is rss_mb - rss_before_store_mb, the models and the dev vectors being the rest)
+(query_cpu_ms: the process's CPU per query, search threads included; Edge's lines also carry "search_threads";
+rss_mb: the child's peak, the store's own share being rss_mb - rss_before_store_mb, the models and the dev
+vectors the rest)
 """
 
 from __future__ import annotations
@@ -140,7 +141,8 @@ def run_one(engine: str, n: int, npz: Path, queries: int, threads: int) -> dict:
     client.close()
     shutil.rmtree(work, ignore_errors=True)
     times.sort()
-    return {"engine": engine, **({"search_threads": threads} if engine == "edge" else {}), "passages": n, "write_s": round(write_s, 1), "index_s": round(index_s, 1),
+    return {"engine": engine, **({"search_threads": threads} if engine == "edge" else {}), "passages": n,
+            "write_s": round(write_s, 1), "index_s": round(index_s, 1),
             "reopen_s": round(reopen_s, 2), "query_p50_ms": round(statistics.median(times), 2),
             "query_p95_ms": round(times[int(0.95 * len(times)) - 1], 2), "query_cpu_ms": round(cpu_ms, 2),
             "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024), "rss_before_store_mb": base_mb}
