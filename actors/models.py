@@ -299,8 +299,9 @@ class ModelRecipe(BaseModel):
 
     @classmethod
     def for_store(cls, store: StoreSettings, **fields) -> "ModelRecipe":
-        """The recipe `raystorm report` implies: the extractive toolkit embeds with the store's dense model."""
-        return cls(toolkit_model=store.dense_model, models_dir=str(store.models_dir), **fields)
+        """The recipe `raystorm report` implies: the extractive toolkit embeds with the store's dense model,
+        from the files of each actor's own host (its install and cache: the store's folder is the driver's)."""
+        return cls(toolkit_model=store.dense_model, **fields)
 
     def toolkit(self) -> TextToolkit:
         """The extractive model's toolkit, as the in-process run builds it."""

@@ -1,15 +1,19 @@
-"""Ingest as a Ray Data pipeline: load → split → embed → write, spread over a cluster's CPUs.
+"""Ingest as a Ray pipeline: read → parse and split → embed → write, spread over a cluster's CPUs.
 
     summary, stats = ingest_on_ray(ingestor, paths, collection)
 
 The driver lists the files (the same rules as a one-process ingest: hidden names and links out
-of the given paths are passed over); Ray Data tasks read and split them where they run (each
-node reads the files it can see, by path); the driver then plans the ingest with the one-process
-`Ingestor.plan` (point ids from content and place: only new passages are embedded, stale ones
-deleted, `--prune`), and a pool of embedding actors, one CPU each, embeds the new passages in
-`map_batches`. Writes go through `Ingestor.write`: on the driver for an embedded store (its
-data dir has one owner), from every actor for a Qdrant server (`--qdrant-url`). `Ingestor.finish`
-then deletes the stale passages and updates the evidence graph, as a one-process ingest does.
+of the given paths are passed over) and reads each one itself: it is the process that was given
+the paths, and a Ray task may land on a host where they mean nothing (`cluster.ingest_files`).
+One-CPU tasks parse and split the bytes they are sent. The driver then plans the ingest with the
+one-process `Ingestor.plan` (point ids from content and place: only new passages are embedded,
+stale ones deleted, `--prune`), and a Ray Data pool of embedding actors embeds the new passages
+in `map_batches`, each with the model files of its own host's install and cache. Writes go
+through `Ingestor.write`: on the driver for an embedded store (its data dir has one owner), from
+every actor for a Qdrant server (`--qdrant-url`). `Ingestor.finish` then deletes the stale
+passages and updates the evidence graph, as a one-process ingest does. If the embedding stage
+fails, what it wrote is deleted again (a collection it created is dropped) and `IngestFailed`
+says which stage and node.
 
 `PipelineStats` says which actor, on which node, embedded how many passages, from the
 counters each batch returns.
@@ -18,8 +22,10 @@ counters each batch returns.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import pickle
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -28,10 +34,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from cluster.ingest_files import IngestFailed, parse_on_cluster
 from retrieval.config import StoreSettings
-from retrieval.ingest import Ingestor, IngestSummary, Progress, prune_roots
-from retrieval.loaders import Skipped, iter_files, load_file
-from retrieval.splitter import split_document
+from retrieval.errors import RaystormError
+from retrieval.ingest import Ingestor, IngestPlan, IngestSummary, Progress, prune_roots
+from retrieval.loaders import Skipped, iter_files
 from retrieval.store import check_collection_name
 
 EMBED_BATCH = 64  # passages a map_batches call embeds
@@ -52,17 +59,6 @@ class PipelineStats:
         return self.embedded / seconds if seconds else 0.0
 
 
-def _load_split(batch: dict, max_words: int) -> dict:
-    """A Ray Data batch of file paths → each file's documents, passages and skipped lines, pickled."""
-    out = {"index": [], "loaded": []}
-    for index, path in zip(batch["index"], batch["path"]):
-        documents, skipped = load_file(Path(path))
-        passages = [p for doc in documents for p in split_document(doc, max_words)]
-        out["index"].append(int(index))
-        out["loaded"].append(pickle.dumps((documents, passages, skipped)))
-    return {"index": np.array(out["index"]), "loaded": np.array(out["loaded"], dtype=object)}
-
-
 class EmbedWorker:
     """One embedding actor: dense + BM25 models on one thread; writes itself to a Qdrant server."""
 
@@ -70,12 +66,22 @@ class EmbedWorker:
         import ray
 
         from retrieval.embeddings import DenseEmbedder, SparseEmbedder, embed_threads
+        from retrieval.model_files import model_cache_root
 
         embed_threads(1)  # the actors are the parallelism
-        self.dense = DenseEmbedder(settings.dense_model, settings.models_dir, threads=1, cache_size=0)
-        self.sparse = SparseEmbedder(settings.models_dir)
+        node = f"{ray.util.get_node_ip_address()} ({ray.get_runtime_context().get_node_id()[:8]})"
+        # this host's own cache: settings.models_dir is under the driver's data dir, a path of its host
+        models = model_cache_root()
+        try:
+            self.dense = DenseEmbedder(settings.dense_model, models, threads=1, cache_size=0)
+            self.sparse = SparseEmbedder(models)
+            self.dense.embed(["model check"])  # fail here, once, not in the middle of a batch
+            self.sparse.embed(["model check"])
+            self.ingestor = Ingestor(settings, dense=self.dense, sparse=self.sparse) if settings.qdrant_url else None
+        except Exception as exc:
+            raise WorkerSetupFailed(f"node {node}: the embedding actor cannot set up: "
+                                    f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
         self.collection = collection
-        self.ingestor = Ingestor(settings, dense=self.dense, sparse=self.sparse) if settings.qdrant_url else None
         self.name = f"{ray.get_runtime_context().get_node_id()[:12]}:{os.getpid()}"
 
     def __call__(self, batch: dict) -> dict:
@@ -95,6 +101,13 @@ class EmbedWorker:
         return out
 
 
+class WorkerSetupFailed(RaystormError):
+    """An embedding actor could not load its models on its node (its message names the node)."""
+
+
+_SETUP_LINE = re.compile(r"WorkerSetupFailed: (node [^\n]*)")
+
+
 def cluster_cpus() -> int:
     import ray
 
@@ -103,12 +116,11 @@ def cluster_cpus() -> int:
 
 def ingest_on_ray(ingestor: Ingestor, paths: Sequence[str | Path], collection: str, prune: bool = False,
                   progress: Progress | None = None, on_skip: Callable[[Skipped], None] | None = None,
-                  on_file: Progress | None = None, workers: int | None = None, batch_size: int = EMBED_BATCH) -> tuple[IngestSummary, PipelineStats]:
-    """Ingest `paths` on the Ray cluster this process has joined; `workers`: embedding actors (default:
-    the cluster's CPUs). `on_file(files read, files)` and `progress(passages embedded, to embed)` follow it."""
-    import ray.data
-    from ray.data import ActorPoolStrategy
-
+                  on_file: Progress | None = None, workers: int | None = None, batch_size: int = EMBED_BATCH
+                  ) -> tuple[IngestSummary, PipelineStats]:
+    """Ingest `paths` on the Ray cluster this process has joined; `workers`: embedding actors, exactly
+    (default: the cluster's CPUs, at most one per `batch_size` passages). `on_file(files read, files)` and
+    `progress(passages embedded, to embed)` follow it."""
     started = time.perf_counter()
     check_collection_name(collection)
     stats = PipelineStats()
@@ -116,60 +128,91 @@ def ingest_on_ray(ingestor: Ingestor, paths: Sequence[str | Path], collection: s
     for item in iter_files(list(paths)):
         (skipped if isinstance(item, Skipped) else files).append(item)
     stats.files = len(files)
-    logging.getLogger("ray.data").setLevel(logging.ERROR)  # our bars and summary say it; no executor lines
-    ctx = ray.data.DataContext.get_current()
-    ctx.enable_progress_bars = ctx.verbose_progress = False
     documents, passages = [], []
     if files:
         if on_file:
             on_file(0, len(files))
-        rows = [{"index": i, "path": str(f)} for i, f in enumerate(files)]
-        loaded = ray.data.from_items(rows, override_num_blocks=min(len(rows), 4 * cluster_cpus())).map_batches(
-            _load_split, fn_kwargs={"max_words": ingestor.max_words}, batch_size=1, num_cpus=1)
-        by_index = {}
-        for batch in loaded.iter_batches(batch_size=None, batch_format="numpy"):
-            for index, blob in zip(batch["index"], batch["loaded"]):
-                by_index[int(index)] = pickle.loads(blob)
-            if on_file:
-                on_file(len(by_index), len(files))
-        for i in range(len(files)):  # the one-process ingest's order: same summary, same graph
-            docs, parts, skips = by_index[i]
+        for parsed in parse_on_cluster(files, ingestor.max_words, in_flight=2 * cluster_cpus(), on_file=on_file):
+            if isinstance(parsed, Skipped):  # unreadable on this host, the one that was given the path
+                skipped.append(parsed)
+                continue
+            docs, parts, skips = parsed  # in the files' order: the one-process ingest's summary and graph
             documents += docs
             passages += parts
             skipped += skips
     for item in skipped:
         if on_skip:
             on_skip(item)
+    existed = ingestor.store.exists(collection)
     plan = ingestor.plan(documents, collection, prune_roots(paths) if prune else None, passages=passages)
-    total = len(plan.todo)
     if progress:
-        progress(0, total)
-    if total:
-        stats.workers = min(workers or cluster_cpus(), max(1, total // batch_size))
-        rows = [{"index": i, "passage": pickle.dumps(p)} for i, p in enumerate(plan.todo)]
-        blocks = max(1, min(len(rows) // batch_size, 8 * stats.workers))
-        embedded = ray.data.from_items(rows, override_num_blocks=blocks).map_batches(
-            EmbedWorker, fn_constructor_kwargs={"settings": ingestor.settings, "collection": collection},
-            compute=ActorPoolStrategy(size=stats.workers), num_cpus=1, batch_size=batch_size,
-            batch_format="numpy")  # Ray Data's default scheduling spreads the actors over the nodes
-        by_worker, by_seconds = Counter(), Counter()
-        for batch in embedded.iter_batches(batch_size=None, batch_format="numpy"):
-            chunk = [plan.todo[int(i)] for i in batch["index"]]
-            if not ingestor.settings.qdrant_url:  # the embedded store's one owner writes
-                vectors = [pickle.loads(b) for b in batch["vectors"]]
-                ingestor.write(collection, chunk, [d for d, _ in vectors], [s for _, s in vectors])
-            for worker, seconds in zip(batch["worker"], batch["seconds"]):
-                by_worker[str(worker)] += 1
-                by_seconds[str(worker)] += float(seconds)
-            stats.embedded += len(chunk)
-            if progress:
-                progress(stats.embedded, total)
-        stats.by_worker = dict(by_worker)
-        stats.embed_seconds = dict(by_seconds)
-        for worker, n in by_worker.items():
-            node = worker.split(":")[0]
-            stats.by_node[node] = stats.by_node.get(node, 0) + n
+        progress(0, len(plan.todo))
+    if plan.todo:
+        try:
+            _embed_and_write(ingestor, plan, collection, stats, workers, batch_size, progress)
+        except BaseException as exc:
+            _undo(ingestor, plan, collection, existed)
+            if isinstance(exc, Exception):
+                raise _failure(exc) from exc
+            raise
     summary = ingestor.finish(plan)
     summary.skipped = skipped
     summary.seconds = time.perf_counter() - started
     return summary, stats
+
+
+def _embed_and_write(ingestor: Ingestor, plan: IngestPlan, collection: str, stats: PipelineStats,
+                     workers: int | None, batch_size: int, progress: Progress | None) -> None:
+    """`plan.todo` embedded on a pool of `workers` actors (exactly that many) and written."""
+    import ray.data
+    from ray.data import ActorPoolStrategy
+
+    logging.getLogger("ray.data").setLevel(logging.ERROR)  # our bars and summary say it; no executor lines
+    ctx = ray.data.DataContext.get_current()
+    ctx.enable_progress_bars = ctx.verbose_progress = False
+    total, cpus = len(plan.todo), cluster_cpus()
+    stats.workers = workers or min(cpus, max(1, total // batch_size))
+    # more actors than CPUs share them, so a pool of the size asked for always starts
+    actor_cpus = min(1.0, cpus / stats.workers)
+    # each actor gets batches even when the passages are few
+    batch = max(1, min(batch_size, math.ceil(total / stats.workers)))
+    rows = [{"index": i, "passage": pickle.dumps(p)} for i, p in enumerate(plan.todo)]
+    blocks = min(total, max(stats.workers, min(math.ceil(total / batch), 8 * stats.workers)))
+    embedded = ray.data.from_items(rows, override_num_blocks=blocks).map_batches(
+        EmbedWorker, fn_constructor_kwargs={"settings": ingestor.settings, "collection": collection},
+        compute=ActorPoolStrategy(size=stats.workers), num_cpus=actor_cpus, batch_size=batch,
+        batch_format="numpy")  # Ray Data's default scheduling spreads the actors over the nodes
+    by_worker, by_seconds = Counter(), Counter()
+    for out in embedded.iter_batches(batch_size=None, batch_format="numpy"):
+        chunk = [plan.todo[int(i)] for i in out["index"]]
+        if not ingestor.settings.qdrant_url:  # the embedded store's one owner writes
+            vectors = [pickle.loads(b) for b in out["vectors"]]
+            ingestor.write(collection, chunk, [d for d, _ in vectors], [s for _, s in vectors])
+        for worker, seconds in zip(out["worker"], out["seconds"]):
+            by_worker[str(worker)] += 1
+            by_seconds[str(worker)] += float(seconds)
+        stats.embedded += len(chunk)
+        if progress:
+            progress(stats.embedded, total)
+    stats.by_worker = dict(by_worker)
+    stats.embed_seconds = dict(by_seconds)
+    for worker, n in by_worker.items():
+        node = worker.split(":")[0]
+        stats.by_node[node] = stats.by_node.get(node, 0) + n
+
+
+def _undo(ingestor: Ingestor, plan: IngestPlan, collection: str, existed: bool) -> None:
+    """Nothing half-written stays: a collection this ingest created goes, else the new points it wrote
+    (every `todo` id was absent before, so deleting them all restores the collection as it was)."""
+    if not existed:
+        ingestor.store.drop(collection)
+    else:
+        ingestor.store.delete(collection, [p.passage_id for p in plan.todo])
+
+
+def _failure(exc: Exception) -> IngestFailed:
+    """One line for a failed embedding stage: the actor's own (which names its node) when it left one."""
+    found = _SETUP_LINE.search(str(exc))
+    detail = found.group(1) if found else f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return IngestFailed(f"ingest stopped at the embedding stage: {detail}; nothing of this run was kept in "
+                        "the collection")

@@ -138,9 +138,7 @@ class DenseEmbedder:
         if self._model is None:
             folder = None  # a model fastembed fetches by name
             if self.model_name == DEFAULT_DENSE_MODEL:
-                if self._models_dir is None:
-                    raise ModelUnavailable("DenseEmbedder needs models_dir for the offline default model")
-                folder = offline_model_dir(self._models_dir)
+                folder = offline_model_dir(self._models_dir)  # None: this host's cache only
             self._model = self._text_embedding(folder)
         return self._model
 
@@ -161,7 +159,7 @@ class DenseEmbedder:
         with self._load_lock:
             if self._query_model is None:
                 folder = None
-                if self.model_name == DEFAULT_DENSE_MODEL and self._models_dir is not None:
+                if self.model_name == DEFAULT_DENSE_MODEL:
                     try:
                         folder = query_model_dir(self._models_dir)
                     except ModelUnavailable as exc:

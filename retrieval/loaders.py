@@ -28,6 +28,7 @@ class Skipped(BaseModel):
 
     path: str
     reason: str
+    unreadable: bool = False  # asked for and not readable here (missing, I/O error): not a content problem
 
 
 HIDDEN = "hidden (name starts with '.')"
@@ -37,6 +38,10 @@ class _Skip(Exception):
     pass
 
 
+class _Unreadable(_Skip):
+    """The file could not be read at all (an I/O error), as opposed to read and found unusable."""
+
+
 def iter_files(paths: list[str | Path]) -> Iterator[Path | Skipped]:
     """Every candidate file under `paths`, sorted. Hidden files and folders are passed over, and so is
     a symbolic link that leads out of the path it was found under (reported, never followed): ingest
@@ -44,7 +49,7 @@ def iter_files(paths: list[str | Path]) -> Iterator[Path | Skipped]:
     for raw in paths:
         path = Path(raw).expanduser()
         if not path.exists():
-            yield Skipped(path=str(path), reason="no such file or directory")
+            yield Skipped(path=str(path), reason="no such file or directory", unreadable=True)
         elif path.is_file():
             yield _resolved(path)
         elif path.is_dir():
@@ -62,7 +67,8 @@ def iter_files(paths: list[str | Path]) -> Iterator[Path | Skipped]:
                         yield Skipped(path=str(here / name), reason=HIDDEN)
                         continue
                     outside = _outside(here / name, root)
-                    yield Skipped(path=str(here / name), reason=outside) if outside else _resolved(here / name)
+                    yield (Skipped(path=str(here / name), reason=outside, unreadable=outside.startswith("unreadable"))
+                           if outside else _resolved(here / name))
         else:
             yield Skipped(path=str(path), reason="not a regular file")
 
@@ -85,7 +91,7 @@ def _resolved(path: Path) -> Path | Skipped:
     try:
         return path.resolve()
     except (OSError, RuntimeError) as exc:  # Python 3.11 raises RuntimeError on a symlink loop
-        return Skipped(path=str(path), reason=f"unreadable ({exc})")
+        return Skipped(path=str(path), reason=f"unreadable ({exc})", unreadable=True)
 
 
 def read_text(path: Path) -> str:
@@ -93,7 +99,7 @@ def read_text(path: Path) -> str:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise _Skip(f"unreadable ({exc.strerror or exc})") from exc
+        raise _Unreadable(f"unreadable ({exc.strerror or exc})") from exc
     if not data.strip():
         raise _Skip("empty file")
     if b"\x00" in data[:8192]:
@@ -118,7 +124,7 @@ def load_file(path: Path, on_page: readers.PageProgress | None = None) -> tuple[
             return [_text_document(path, kind, text)], []
         return _record_documents(path, kind, text)
     except _Skip as exc:
-        return [], [Skipped(path=str(path), reason=str(exc))]
+        return [], [Skipped(path=str(path), reason=str(exc), unreadable=isinstance(exc, _Unreadable))]
     except (ValueError, UnicodeError) as exc:  # malformed JSON/CSV
         return [], [Skipped(path=str(path), reason=f"malformed {kind}: {exc}")]
 

