@@ -15,6 +15,7 @@ from typing import Iterator
 from retrieval.documents import Part
 from retrieval.readers.lines import Extracted, PartLines, clean_line
 from retrieval.readers.word import office_unreadable
+from retrieval.readers.zipguard import check_archive
 
 
 def _open(path: Path):
@@ -22,6 +23,7 @@ def _open(path: Path):
     from openpyxl.utils.exceptions import InvalidFileException
 
     try:
+        check_archive(path)  # before openpyxl inflates a part
         return openpyxl.load_workbook(str(path), read_only=True, data_only=True)
     except (InvalidFileException, zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
         raise office_unreadable(path, "Excel", exc) from exc

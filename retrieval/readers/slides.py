@@ -13,6 +13,7 @@ from typing import Iterator
 from retrieval.documents import Part
 from retrieval.readers.lines import Extracted, PartLines, clean_line
 from retrieval.readers.word import office_unreadable, row_lines
+from retrieval.readers.zipguard import check_archive
 
 NOTES = "Speaker notes"
 
@@ -22,6 +23,7 @@ def _open(path: Path):
     from pptx.exc import PackageNotFoundError
 
     try:
+        check_archive(path)  # before python-pptx reads a part whole
         return Presentation(str(path))
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:
         raise office_unreadable(path, "PowerPoint", exc) from exc

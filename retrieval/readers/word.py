@@ -11,6 +11,7 @@ from pathlib import Path
 
 from retrieval.documents import Part
 from retrieval.readers.lines import Extracted, PartLines, Unreadable, clean_line
+from retrieval.readers.zipguard import check_archive
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0"  # a compound file: an encrypted OOXML file, or a pre-2007 one
 
@@ -59,6 +60,7 @@ def _read(path: Path):
     from docx.opc.exceptions import PackageNotFoundError
 
     try:
+        check_archive(path)  # before python-docx reads a part whole
         return docx.Document(str(path))
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:
         raise office_unreadable(path, "Word", exc) from exc
