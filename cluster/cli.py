@@ -25,6 +25,7 @@ COMMAND_MODULES = [
     "cluster.commands.interview",
     "cluster.commands.graph",
     "cluster.commands.wiki",
+    "cluster.commands.export",
     "cluster.commands.mcp",
     "cluster.commands.web",
 ]
