@@ -42,6 +42,7 @@ from retrieval.loaders import Skipped, iter_files
 from retrieval.store import check_collection_name
 
 EMBED_BATCH = 64  # passages a map_batches call embeds
+ACTORS_START_S = 300  # the embedding pool's start (a model load each), on a busy cluster
 
 
 @dataclass
@@ -73,7 +74,7 @@ class EmbedWorker:
         # this host's own cache: settings.models_dir is under the driver's data dir, a path of its host
         models = model_cache_root()
         try:
-            self.dense = DenseEmbedder(settings.dense_model, models, threads=1, cache_size=0)
+            self.dense = DenseEmbedder(settings.dense_model, None, threads=1, cache_size=0)
             self.sparse = SparseEmbedder(models)
             self.dense.embed(["model check"])  # fail here, once, not in the middle of a batch
             self.sparse.embed(["model check"])
@@ -167,9 +168,13 @@ def _embed_and_write(ingestor: Ingestor, plan: IngestPlan, collection: str, stat
     import ray.data
     from ray.data import ActorPoolStrategy
 
-    logging.getLogger("ray.data").setLevel(logging.ERROR)  # our bars and summary say it; no executor lines
+    # our bars and summary say it, and a failure is said in one line: no executor lines, no tracebacks
+    logging.getLogger("ray.data").setLevel(logging.CRITICAL)
     ctx = ray.data.DataContext.get_current()
     ctx.enable_progress_bars = ctx.verbose_progress = False
+    # the whole pool is up before the first batch goes out (and an actor that cannot set up fails it here),
+    # and an actor takes one batch at a time: each of the N actors asked for embeds, not only the first up
+    ctx.wait_for_min_actors_s = ACTORS_START_S
     total, cpus = len(plan.todo), cluster_cpus()
     stats.workers = workers or min(cpus, max(1, total // batch_size))
     # more actors than CPUs share them, so a pool of the size asked for always starts
@@ -180,8 +185,8 @@ def _embed_and_write(ingestor: Ingestor, plan: IngestPlan, collection: str, stat
     blocks = min(total, max(stats.workers, min(math.ceil(total / batch), 8 * stats.workers)))
     embedded = ray.data.from_items(rows, override_num_blocks=blocks).map_batches(
         EmbedWorker, fn_constructor_kwargs={"settings": ingestor.settings, "collection": collection},
-        compute=ActorPoolStrategy(size=stats.workers), num_cpus=actor_cpus, batch_size=batch,
-        batch_format="numpy")  # Ray Data's default scheduling spreads the actors over the nodes
+        compute=ActorPoolStrategy(size=stats.workers, max_tasks_in_flight_per_actor=1), num_cpus=actor_cpus,
+        batch_size=batch, batch_format="numpy")  # Ray Data's default scheduling spreads the actors over the nodes
     by_worker, by_seconds = Counter(), Counter()
     for out in embedded.iter_batches(batch_size=None, batch_format="numpy"):
         chunk = [plan.todo[int(i)] for i in out["index"]]

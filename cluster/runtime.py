@@ -76,6 +76,47 @@ def check_reachable(address: str) -> None:
 
 
 JOIN_TIMEOUT_S = 30.0
+TOKEN_SOURCES = "$RAY_AUTH_TOKEN, a file named by $RAY_AUTH_TOKEN_PATH, or ~/.ray/auth_token"
+
+
+def token_source() -> str | None:
+    """Where this host's Ray token is, as Ray looks for it (None: nowhere)."""
+    if os.environ.get("RAY_AUTH_TOKEN"):
+        return "$RAY_AUTH_TOKEN"
+    named = os.environ.get("RAY_AUTH_TOKEN_PATH")
+    if named:
+        return f"$RAY_AUTH_TOKEN_PATH ({named})" if os.path.isfile(os.path.expanduser(named)) else None
+    default = os.path.expanduser("~/.ray/auth_token")
+    return default if os.path.isfile(default) else None
+
+
+def enable_token_auth() -> None:
+    """Send the token when one is found: a driver sends it only with RAY_AUTH_MODE=token (which `ray start`
+    needs on the nodes too), so a token cluster would refuse it. RAY_AUTH_MODE, if set, decides."""
+    if os.environ.get("RAY_AUTH_MODE") or not token_source():
+        return
+    os.environ["RAY_AUTH_MODE"] = "token"
+    try:
+        from ray._raylet import Config
+    except ImportError:
+        return
+    Config.initialize("")  # Ray caches its config (the mode with it) when it is first read: read it again
+
+
+def refused_join(address: str | None, exc: BaseException) -> RaystormError:
+    """The error for a join that failed at a head that answers: the token setting missing here, if one is."""
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    source = token_source()
+    if not source:
+        what = (f"no Ray token on this host, and a cluster with token auth refuses a driver without one: put the "
+                f"cluster's token in {TOKEN_SOURCES} (`ray get-auth-token` on the head prints it)")
+    elif os.environ.get("RAY_AUTH_MODE") != "token":
+        what = (f"RAY_AUTH_MODE={os.environ['RAY_AUTH_MODE']}, so the token in {source} is not sent: set "
+                "RAY_AUTH_MODE=token (or unset it)")
+    else:
+        what = (f"if the cluster uses token auth, the token in {source} may not be its own (`ray get-auth-token` "
+                "on the head prints it); else check the address (`ray status` on the head)")
+    return RaystormError(f"could not join the Ray cluster at {address} ({first}): {what}")
 
 
 def _quiet_sigterm_warning() -> None:
@@ -162,14 +203,16 @@ def connect(address: str | None = None, num_cpus: int | None = None,
         try:
             if address:
                 check_reachable(address)
+                enable_token_auth()
                 _bounded(lambda: ray.init(address=address, **common), address)
             else:
                 # address="local": always start our own, never attach to another Ray running on this machine
                 ray.init(address="local", num_cpus=num_cpus or os.cpu_count() or 2, include_dashboard=False, **common)
         except ConnectionError as exc:
-            raise RaystormError(f"could not join the Ray cluster at {address}: {exc}. Check the address "
-                                "(`ray status` on the head), and that this machine has the cluster's "
-                                "token (~/.ray/auth_token or $RAY_AUTH_TOKEN)") from exc
+            if not address:
+                raise
+            # Ray says only that it failed (its log lines say InvalidAuthToken): name what is missing here
+            raise refused_join(address, exc) from None
     return cluster_info()
 
 

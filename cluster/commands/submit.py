@@ -21,6 +21,7 @@ import sys
 import time
 
 from cluster.commands.common import info
+from cluster.runtime import enable_token_auth
 from retrieval.errors import RaystormError, UsageError
 
 RUNNABLE = ("report", "ask", "ingest", "search", "collections", "bench")
@@ -87,7 +88,7 @@ def _client(address: str | None):
     address = address or os.environ.get("RAY_ADDRESS")
     if not address:
         raise UsageError("no job server address: pass --address http://HEAD:8265 or set RAY_ADDRESS")
-    _enable_token_auth()
+    enable_token_auth()
     from ray.exceptions import AuthenticationError
     from ray.job_submission import JobSubmissionClient
 
@@ -101,17 +102,6 @@ def _client(address: str | None):
         raise RaystormError(f"cannot reach the Ray job server at {address}: {exc}. Check the address "
                             "(the dashboard port, 8265 by default) and the token "
                             "(~/.ray/auth_token or $RAY_AUTH_TOKEN)") from exc
-
-
-def _enable_token_auth() -> None:
-    """Send the token when one is available, as `ray start` does; RAY_AUTH_MODE, if set, decides."""
-    try:
-        from ray._private.authentication.authentication_token_setup import (
-            maybe_enable_token_auth_if_token_available,
-        )
-    except ImportError:  # an older Ray without token auth
-        return
-    maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
 
 
 def run(args: argparse.Namespace) -> int:
