@@ -144,7 +144,7 @@ async def write_sections(topic: str, outline: Outline, table: SnippetSearch, mod
     return list(await asyncio.gather(*(one(i) for i in range(len(outline.sections)))))
 
 
-class _Index:
+class CitationIndex:
     """The article's citations while they are being numbered."""
 
     def __init__(self, citations: Sequence[Citation] = ()):
@@ -169,7 +169,7 @@ class _Index:
 
 def assemble(topic: str, drafts: Sequence[SectionDraft]) -> Article:
     """The sections with one citation index; sections with nothing written are left out."""
-    index = _Index()
+    index = CitationIndex()
     sections = [ArticleSection(heading=d.heading, text=index.renumber(d.text, d.sources))
                 for d in drafts if d.text.strip()]
     return Article(topic=topic, sections=sections, citations=index.all())
@@ -191,7 +191,7 @@ async def write_lead(article: Article, table: SnippetSearch, models: LanguageMod
     out = await models.run(WriteLead, LeadInput(
         topic=article.topic, sections=[SectionDigest(heading=s.heading, text=s.text) for s in article.sections],
         sources=sources, cited=cited))
-    index = _Index(article.citations)
+    index = CitationIndex(article.citations)
     known = {c.n for c in cited}
     lead = remap(cut_unfinished(out.lead.strip()),
                  lambda n: n if n in known else index.cite(snippets[n - last - 1]) if last < n <= last + len(snippets)

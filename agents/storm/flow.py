@@ -276,7 +276,7 @@ async def _research_and_write(topic: str, runtime: Runtime, files: RunFiles, poi
             report = nothing_found_markdown(topic, o.where, queries or [topic])
         files.write_polished(final, info, report)
 
-    print_ = fingerprint(print_, "polish", o.polish)
+    print_ = fingerprint(print_, "polish", o.polish, "rule in force stated")  # a run before that stage redoes it
     final = await points.stage(
         "polish", print_,
         lambda: runtime.stage("polish", finish_article, FinishArgs(topic=topic, article=written, polish=o.polish),

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from agents.stage import StageArgs, StageContext
 from agents.storm.article import SectionDraft, polish, write_lead, write_section
+from agents.storm.current_facts import state_current
 from agents.storm.outline import draft_outline, refine_outline
 from agents.storm.outline_params import OutlineParams
 from agents.storm.persona import PersonaPlan, find_personas
@@ -106,11 +107,13 @@ class FinishArgs(StageArgs):
 async def finish_article(args: FinishArgs, ctx: StageContext) -> Article:
     """The lead and (optionally) the de-duplication pass, at once: the lead is written from the
     sections as drafted, and the pass leaves the lead and the citations as they are."""
-    lead = write_lead(args.article, ctx.need_table("polish"), ctx.models)
+    table = ctx.need_table("polish")
+    lead = write_lead(args.article, table, ctx.models)
     if not args.polish:
-        return await lead
+        return await state_current(await lead, table)
     with_lead, polished = await asyncio.gather(lead, polish(args.article, ctx.models))
-    return with_lead.model_copy(update={"sections": polished.sections})
+    # after the polish: the rule in force is stated where the history is, even if a section above says it too
+    return await state_current(with_lead.model_copy(update={"sections": polished.sections}), table)
 
 
 def table_sources(log: ConversationLog) -> list[Snippet]:

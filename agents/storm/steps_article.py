@@ -227,11 +227,26 @@ share one numbering. No heading."""
         return LeadOutput(lead=extract_lead(inp, nlp, LEAD_PARAMS))
 
 
+_DATED_ENTRY = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)?(?:1[6-9]|20)\d\d(?:\*\*|__)?\s*(?:[—–:-]|\|)")
+
+
+def in_dated_entry(text: str, sentence: str) -> bool:
+    """Whether `sentence` sits on a line of `text` that opens with a year: an entry of a chronology."""
+    at = text.find(sentence[:60])
+    if at < 0:
+        return False
+    line = text[text.rfind("\n", 0, at) + 1:]
+    return bool(_DATED_ENTRY.match(line))
+
+
 def extract_lead(inp: LeadInput, nlp: TextToolkit, p: LeadParams) -> str:
     """The extractive lead: the snippets' sentences that best say what the topic is, diverse (MMR)."""
-    # a lead sentence must stand on its own: no list entry, nothing pointing back
+    # a lead sentence must stand on its own: no list entry, nothing pointing back, and no sentence of a
+    # dated chronology entry ("- **2011** — ... Around 4,000 homes are damaged"), which tells a past year
+    # in the present tense and would read as what is true now
     sentences = [s for s in topical_sentences(inp.topic, inp.sources, nlp)
-                 if not s.text.startswith("**") and stands_alone(s.text)]
+                 if not s.text.startswith("**") and stands_alone(s.text)
+                 and not in_dated_entry(inp.sources[s.source].text, s.text)]
     if not sentences:
         return ""
     texts = [s.text for s in sentences]

@@ -7,6 +7,7 @@ import json
 import re
 
 from agents.lm.text.sentences import sentences
+from agents.storm.citations import cited_numbers
 from agents.wiki.check import check_folder
 from cluster.cli import main
 from retrieval.graph.current import is_history
@@ -38,7 +39,7 @@ def test_ask_json_marks_status_and_gives_the_value_in_force(example, capsys):
     assert "Until January 1, 2023 (Bulletin 2021-04, superseded by Bulletin 2022-11)" in history["answer"]
 
 
-def test_example_report_no_longer_contradicts_itself(example, tmp_path):
+def test_example_report_states_the_rules_in_force_and_their_history_only_as_history(example, tmp_path):
     ws, _ = example
     ws.store.close()
     out = tmp_path / "runs"
@@ -51,6 +52,14 @@ def test_example_report_no_longer_contradicts_itself(example, tmp_path):
         if re.search(r"\b30 days after the date the rider\b|\$1,500", s):
             assert is_history(s), s  # the replaced rule only ever as history
     assert "$1,500 per flood event" not in body or "superseded by Bulletin 2022-11" in body
+    # and the values in force are stated, cited to the bulletin that set them
+    references = dict(re.findall(r"^\[(\d+)\] ([^\n]+)", report.split("## References")[1], re.M))
+
+    def stated_from_2022_11(value: str) -> bool:
+        return any(references.get(str(n), "").startswith("Bulletin 2022-11")
+                   for s in sentences(body) if value in s and not is_history(s) for n in cited_numbers(s))
+
+    assert stated_from_2022_11("$2,000 per flood event") and stated_from_2022_11("14 days")
     # report.md's sidecar: every statement pinned to its lines, all holding today
     counts = check_folder(topic).counts
     assert counts["ok"] > 5 and counts["stale"] == counts["unresolved"] == 0

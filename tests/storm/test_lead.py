@@ -43,3 +43,17 @@ def test_the_lead_says_what_the_sections_say_about_the_topic(nlp):
 def test_the_lead_keeps_its_citations_and_stands_alone(nlp):
     lead = WriteLead.extract(_lead_input(), nlp).lead
     assert WriteLead.check(_lead_input(), WriteLead.Output(lead=lead)) is None
+
+
+def test_the_lead_leaves_out_a_chronology_entry_told_in_the_present_tense(nlp):
+    # a dated entry about the topic itself, told in the present tense: it would read as if it were true now
+    chronology = ("- **1998** — The Kessel River floods Oldbridge. Harborline Mutual homeowners whose homes are "
+                  "flooded find that the homeowners policy covers no flood damage, and Harborline Mutual receives "
+                  "hundreds of complaints about its flood coverage.\n"
+                  "- **2015** — Harborline Mutual adds flood cover for homes through the flood rider, form FR-12.")
+    inp = _lead_input()
+    inp.sources.append(NumberedSource(n=len(inp.sources) + 1, title="Drainage district chronology", section="",
+                                      text=chronology))
+    lead = strip_citations(WriteLead.extract(inp, nlp).lead)
+    assert "complaints" not in lead and "Kessel" not in lead
+    assert lead.startswith(CENTRAL[0])  # the lead is still written
