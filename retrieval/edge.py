@@ -14,13 +14,8 @@ metadata lives in its JSON file.
 from __future__ import annotations
 
 import errno
-import fcntl
 import json
-import logging
-import os
 import shutil
-import sys
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,35 +24,25 @@ from typing import Any
 import qdrant_edge as qe
 from qdrant_client import models
 
+from retrieval.store_lock import StoreInUse, StoreLock  # noqa: F401  (StoreInUse: raised through here)
+
 _PLACEHOLDER = "_payload_only"  # the sparse vector a collection without vectors is given
 _BATCH = 512
 _TIE_MARGIN = 8  # extra fused results read, so ties at the cut are broken by id as well
 # Edge writes through memory-mapped files: on a full disk a write is a SIGBUS that kills the process, not
 # an error. So every write first checks the disk has room for it, plus this much for segments and WAL.
 ROOM_FLOOR = 64 * 2**20
-WAIT_S = 60.0  # how long a command waits for another command's hold on the store
+WAIT_S = 60.0  # how long a command waits for another command's hold on the store that makes no progress
 # A query runs on the calling thread. Edge's default hands each query to a pool of search threads, which
 # on 2 cores doubles a search's CPU and slows it (`python -m scripts.bench_store --search-threads 1 0`:
 # 0.69 instead of 1.37 ms of CPU a hybrid query at 10,000 passages, p50 0.68 instead of 0.85 ms; 1.65
 # instead of 2.3 at 100,000, p50 1.25 instead of 1.44). A store serves many callers at once: parallelism
 # comes from them, not from splitting one query.
 SEARCH_THREADS = 1
-SERVERS = ("web", "mcp", "serve")  # commands that hold the store for as long as they run
-_log = logging.getLogger(__name__)
-
-
-def _command() -> str:
-    """The raystorm command this process runs ("ask", "web", ...), for the lock file."""
-    args = [a for a in sys.argv[1:] if not a.startswith("-")]
-    return args[0] if args and Path(sys.argv[0]).name == "raystorm" else Path(sys.argv[0]).name
 
 
 class Untranslated(TypeError):
     """A qdrant-client request raystorm's code never sends to Edge (a bug of ours, raised as such)."""
-
-
-class StoreInUse(RuntimeError):
-    """Another process owns this data dir's embedded store."""
 
 
 @dataclass
@@ -214,38 +199,13 @@ class EdgeClient:
     """The collections of one data dir as Edge shards, spoken to like a `QdrantClient`."""
 
     def __init__(self, path: str | Path, wait_s: float = WAIT_S):
-        """Own the data dir's store. While another short command (a search, an ask) holds it, wait up to
-        `wait_s` for it; a long-lived owner (`raystorm web`, `mcp`, `serve`) is named at once instead."""
+        """Own the data dir's store. While another command holds it, say at once who, since when and how
+        far it is, and wait for as long as it makes progress (up to `wait_s` without); a long-lived owner
+        (`raystorm web`, `mcp`, `serve`) is named at once instead (retrieval/store_lock.py)."""
         self.root = Path(path)
         self.root.mkdir(parents=True, exist_ok=True)
-        self._lock = open(self.root / ".lock", "a+")
-        deadline, told = time.monotonic() + wait_s, False
-        while True:
-            try:
-                fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError:
-                holder = self._holder()
-                if holder.get("command") in SERVERS or time.monotonic() >= deadline:
-                    self._lock.close()
-                    raise StoreInUse(f"held by `raystorm {holder.get('command', '?')}` (pid {holder.get('pid', '?')})"
-                                     ) from None
-                if not told:
-                    _log.warning("waiting for the embedded store at %s, held by `raystorm %s` (pid %s), up to %.0f s",
-                                 self.root, holder.get("command", "?"), holder.get("pid", "?"), wait_s)
-                    told = True
-                time.sleep(0.2)
-        self._lock.seek(0)
-        self._lock.truncate()
-        self._lock.write(json.dumps({"pid": os.getpid(), "command": _command()}))
-        self._lock.flush()
+        self.lock = StoreLock(self.root, wait_s)
         self._shards: dict[str, qe.EdgeShard] = {}
-
-    def _holder(self) -> dict:
-        try:
-            return json.loads((self.root / ".lock").read_text() or "{}")
-        except (OSError, ValueError):
-            return {}
 
     # -- collections -----------------------------------------------------------------------------
 
@@ -372,6 +332,4 @@ class EdgeClient:
             shard.flush()
             shard.close()
         self._shards.clear()
-        if not self._lock.closed:
-            fcntl.flock(self._lock, fcntl.LOCK_UN)
-            self._lock.close()
+        self.lock.release()

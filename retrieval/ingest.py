@@ -83,6 +83,7 @@ class Ingestor:
         check_collection_name(collection)
         documents, skipped = [], []
         for item in load_paths(list(paths), on_page):
+            self.store.note("reading files", len(documents) + len(skipped) + 1)  # for commands that wait
             if isinstance(item, Skipped):
                 skipped.append(item)
                 if on_skip:
@@ -147,6 +148,7 @@ class Ingestor:
     def finish(self, plan: IngestPlan) -> IngestSummary:
         """After the writes: delete the stale passages and update the evidence graph."""
         collection = plan.summary.collection
+        self.store.note("updating the evidence graph")
         self.store.delete(collection, plan.stale)
         plan.summary.added, plan.summary.removed = len(plan.todo), len(plan.stale)
         from retrieval.graph.store import GraphStore  # the evidence graph follows every ingest and prune
@@ -163,6 +165,7 @@ class Ingestor:
             chunk = passages[start : start + self.batch]
             texts = [p.embedding_text() for p in chunk]
             self.write(collection, chunk, self.dense.embed(texts), self.sparse.embed(texts))
+            self.store.note("embedding passages", min(start + self.batch, total), total)
             if progress:
                 progress(min(start + self.batch, total), total)
 

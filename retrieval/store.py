@@ -68,11 +68,18 @@ class PassageStore:
                     self._client = EdgeClient(self.settings.edge_path)
                 except StoreInUse as exc:
                     raise RaystormError(
-                        f"the embedded Qdrant store at {self.settings.edge_path} is in use by another "
-                        f"raystorm process ({exc}); wait for it (a `raystorm serve` service holds it until "
+                        f"the embedded Qdrant store at {self.settings.edge_path} is {exc}; wait for it "
+                        f"(a `raystorm serve` service holds it until "
                         f"`raystorm serve -c NAME --address ADDR --stop`, `raystorm web` and `raystorm mcp` "
                         f"while they run), or use a Qdrant server with --qdrant-url") from exc
         return self._client
+
+    def note(self, stage: str, done: int | None = None, total: int | None = None) -> None:
+        """Tell commands waiting for this embedded store how far its holder is (a server store: nothing
+        waits, so nothing to tell)."""
+        lock = getattr(self.client, "lock", None)
+        if lock is not None:
+            lock.note(stage, done, total)
 
     def close(self) -> None:
         if self._client is not None:
