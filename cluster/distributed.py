@@ -37,6 +37,7 @@ from pydantic import BaseModel
 from actors.models import ModelRecipe
 from agents.lm.settings import LLMSettings
 from agents.storm.flow import Progress, ProgressEvent, ReportOptions, ReportSummary, run_table_name, run_topic
+from cluster.distributed_checks import NodeWatch
 from cluster.distributed_actors import ClusterPlan, ResearchCluster, placement_line
 from cluster.ray_runtime import RayRuntime
 from cluster.runtime import connect
@@ -72,7 +73,13 @@ async def report_topics(topics: Sequence[str], run: ResearchCluster, out_dir: st
             return await run_topic(topic, runtime, out_dir, options, progress=progress,
                                    config=config_for(topic) if config_for else None, llm=run.recipe.llm)
 
-    results = await asyncio.gather(*(one(t) for t in topics), return_exceptions=True)
+    def say(line: str) -> None:  # a lost node concerns every topic in flight: said once, for all of them
+        if progress:
+            progress(ProgressEvent(topic=topics[0] if len(topics) == 1 else f"{len(topics)} topics", stage="cluster",
+                                   kind="note", detail=line))
+
+    async with NodeWatch(run.placement, say):
+        results = await asyncio.gather(*(one(t) for t in topics), return_exceptions=True)
     failures = {t: r for t, r in zip(topics, results) if isinstance(r, BaseException)}
     summaries = [r for r in results if not isinstance(r, BaseException)]
     for error in failures.values():

@@ -22,6 +22,7 @@ from actors.report_agent import REPORT_AGENT_OPTIONS, ReportAgentActor
 from actors.writer import WRITER_OPTIONS, PersonaWriter
 from agents.lm.settings import LLMSettings
 from agents.report.memory import InterviewAnswer
+from cluster.distributed_checks import check_endpoints
 from cluster.runtime import cluster_info, driver_node_id
 from retrieval.config import StoreSettings
 from retrieval.errors import UsageError
@@ -72,6 +73,9 @@ class ResearchCluster:
         self.plan = plan
         cpus = cluster_cpus()
         recipe = recipe or ModelRecipe(llm=llm)
+        if recipe.http_client_factory is None:  # (an injected client reaches no network: nothing to check)
+            check_endpoints([spec.base_url for spec in llm.specs if spec.base_url], plan.research_resources)
+        self.placement: dict[str, list[str]] = {}  # node id -> actor names, once `wait_ready` has seen them
         recipe = recipe.model_copy(update={"llm": llm, "inject_latency_s": plan.inject_latency_ms / 1000.0,
                                            "gateway_cache": bool(cache_dir and llm.cache)})
         self.recipe = recipe
@@ -137,6 +141,7 @@ class ResearchCluster:
         for pool in (self.corpus.pool, self.writers, self.experts, *self._report_pools()):
             for i, node in enumerate(pool.wait_ready(timeout_s)):
                 where.setdefault(node, []).append(pool.name(i))
+        self.placement = where
         return where
 
     def _report_pools(self) -> list[ActorPool]:

@@ -86,7 +86,11 @@ def parse_on_cluster(files: Sequence[Path], max_words: int, in_flight: int,
                                "waiting): is the cluster short of CPUs (`ray status`)?")
         for ref in ready:
             i = refs[ref]
-            results[i] = pickle.loads(ray.get(ref))
+            try:
+                results[i] = pickle.loads(ray.get(ref, timeout=PARSE_TIMEOUT_S))
+            except Exception as exc:  # the readers skip bad files themselves: this is a task lost for good
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise IngestFailed(f"reading stage: parsing {files[i]} on the cluster failed: {first}") from exc
             del pending[i]
             done += 1
             if on_file:
