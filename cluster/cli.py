@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "cluster.commands.graph",
     "cluster.commands.wiki",
     "cluster.commands.export",
+    "cluster.commands.diff",
     "cluster.commands.mcp",
     "cluster.commands.web",
 ]

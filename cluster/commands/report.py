@@ -155,8 +155,10 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
     from agents.lm.nlp import TextToolkit
     from agents.lm.settings import STORM_ROLES
     from agents.runtime import LocalRuntime
+    from agents.storm.artifacts import topic_slug
     from agents.storm.flow import run_topic
     from agents.storm.run_config import RunConfig
+    from cluster.commands.diff import after_run, before_rerun
     from retrieval.infotable import AsyncInformationTable, InformationTable
     from retrieval.ingest import Ingestor
     from retrieval.search import AsyncCorpus, Corpus
@@ -191,11 +193,16 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
             InformationTable(store, name, corpus.dense, corpus.sparse, source=collection)))
         try:
             for topic in topics:
+                run_dir = out_dir / topic_slug(topic)
+                before_rerun(run_dir)  # a finished earlier run stays as previous/: changes.md compares them
                 config = RunConfig(topic=topic, collection=collection, corpus=[str(Path(p).resolve()) for p in args.corpus],
                                    store=settings, llm=llm, options=options)
                 summary = await run_topic(topic, runtime, str(out_dir), options, progress=_progress, config=config,
                                           llm=llm)
+                changed = after_run(run_dir, store, collection)
                 _print_summary(summary)
+                if changed is not None:
+                    info(f"what changed since the previous run: {changed}")
         finally:
             await models.close()
             retriever.close()  # its worker thread; the store is closed below
