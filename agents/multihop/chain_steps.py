@@ -12,6 +12,7 @@ hop found. The intermediate answer is the best-supported sentence.
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 from pydantic import BaseModel, Field
@@ -26,6 +27,7 @@ from agents.multihop.plan import walk_plan
 from agents.multihop.short_answer import answer_span
 from agents.multihop.trace import NO_INFORMATION, found_nothing
 from retrieval.documents import PassageText
+from retrieval.graph.current import short_title
 
 # The least query coverage (0..1, rank prior excluded) a sentence needs to count as an answer.
 MIN_SUPPORT = 0.15
@@ -91,7 +93,9 @@ class FollowUpQuery(Step[FollowUpInput, FollowUpOutput]):
         for hop in reversed(inp.hops):  # the newest hop that found something, then older ones
             if found_nothing(hop.answer):
                 continue
-            bridges = evidence.bridge_candidates(nlp, inp.question, hop.answer, hop.supporting, asked)
+            named = document_bridge(inp.question, hop)
+            bridges = [named] if named and named.lower() not in " ".join(asked).lower() else \
+                evidence.bridge_candidates(nlp, inp.question, hop.answer, hop.supporting, asked)
             if bridges:
                 # with the words the question still needs; when the passages cover them all, with the
                 # question's words less the names of what the hop was about (its titles)
@@ -103,6 +107,24 @@ class FollowUpQuery(Step[FollowUpInput, FollowUpOutput]):
         rest = evidence.open_terms(nlp, inp.question, covered)
         query = " ".join(rest) if rest else inp.question
         return FollowUpOutput(query=query if query not in asked else inp.question)
+
+
+# "the bulletin that set X", "which form whose limit ...": the question goes through a document, so the
+# document that states the hop's answer is the bridge (by its own name), not a name its passage mentions
+_DOCUMENT_ROLE = re.compile(r"\bthe\s+(bulletin|form|memo|memorandum|endorsement|notice|circular|regulation|"
+                            r"directive|edition|amendment)\s+(?:that|which|whose)\b",
+                            re.I)
+
+
+def document_bridge(question: str, hop: HopBrief) -> str | None:
+    """The short name of the document the hop's answer is stated in, when the question asks through a
+    document of that kind and the document's title says it is one ("Bulletin 2022-11")."""
+    role = _DOCUMENT_ROLE.search(question)
+    if role is None or found_nothing(hop.answer):
+        return None
+    kind = role.group(1).lower()
+    stating = [p for p in hop.supporting if hop.answer and hop.answer in p.text] or hop.supporting[:1]
+    return next((short_title(p.title) for p in stating if kind in p.title.lower()), None)
 
 
 # --- 2. the intermediate answer --------------------------------------------------------------

@@ -47,6 +47,21 @@ def test_ask_answers_a_one_hop_question_of_the_bundled_corpus(home, capsys, ques
     assert out["confidence"] >= MIN_CONFIDENCE
 
 
+README_QUESTION = "Who signed the bulletin that set the flood rider's current waiting period?"
+
+
+def test_the_readmes_question_is_answered_right_or_abstains_naming_the_right_guess(home, capsys):
+    # the README asks it with --strategy chain: the chain follows the bulletin that states the period in force
+    from cluster.cli import main
+
+    assert main(["ask", README_QUESTION, "-c", COLLECTION, "--strategy", "chain", "--json", "--data-dir", home]) == 0
+    chain = json.loads(capsys.readouterr().out)
+    assert chain["short_answer"] == "Delphine Varga" and not chain["abstained"]
+    plain = _ask(home, README_QUESTION, capsys)  # the router's choice: right, or an abstention that says why
+    assert plain["short_answer"] == "Delphine Varga" or (
+        plain["abstained"] and "'Delphine Varga'" in plain["abstain_reason"])
+
+
 def test_the_confidence_reads_whether_the_winner_states_the_asked_relation():
     assert set(STATED) <= set(CALIBRATION)  # the shipped calibration was fitted with them
     bare = calibrated(0.9, 1.0)

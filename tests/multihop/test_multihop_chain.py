@@ -89,6 +89,25 @@ def test_follow_up_carries_the_bridge_not_in_the_question():
     assert first.query == "Who rebuilt it?"
 
 
+def test_a_question_through_a_document_follows_the_document_that_states_the_answer():
+    # "the circular that ..." asks about the circular itself: its own name is the bridge, not the older
+    # circular its text mentions
+    nlp = TextToolkit()
+    stating = PassageText(title="Circular 7/2019: Harbour Dues for Small Craft",
+                          text="Harbour dues for craft under twelve metres are 40 crowns a night. This replaces "
+                               "the rate set by Circular 3/2014 of the Port Authority.")
+    hop = HopBrief(query="harbour dues small craft", answer="Harbour dues for craft under twelve metres are 40 "
+                   "crowns a night.", supporting=[stating])
+    out = FollowUpQuery.extract(FollowUpInput(question="Who issued the circular that set the current harbour "
+                                                       "dues for small craft?", hops=[hop]), nlp)
+    assert out.query.startswith("Circular 7/2019") and "3/2014" not in out.query
+    # a title that is no circular: the bridge is found in the passage as before
+    other = hop.model_copy(update={"supporting": [stating.model_copy(update={"title": "Port tariff notes"})]})
+    again = FollowUpQuery.extract(FollowUpInput(question="Who issued the circular that set the current harbour "
+                                                         "dues for small craft?", hops=[other]), nlp)
+    assert not again.query.startswith("Circular 7/2019")
+
+
 def test_nothing_found_is_said_exactly():
     out = IntermediateAnswer.extract(IntermediateInput(
         query="Which firm supplied the stone?",
