@@ -9,9 +9,12 @@ Finished reports and wiki pages are resources with stable URIs: `raystorm://repo
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
+from cluster.limits import (Edges, Filters, GraphK, History, Hops, K, Name, Personas, Question, SearchMode,
+                            Since, Strategy, Topic, Writer, history_dicts)
 from cluster.session import Session
+from cluster.web.guard import GateSettings
 
 INSTRUCTIONS = (
     "raystorm searches one document collection and its evidence graph. Start with `search` or `ask`; "
@@ -21,69 +24,78 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(session: Session, host: str = "127.0.0.1", port: int = 8765):
-    """The FastMCP server of an opened `session` (the caller opens and closes it around serving)."""
+def build_server(session: Session, host: str = "127.0.0.1", port: int = 8765, gate: GateSettings | None = None):
+    """The FastMCP server of an opened `session` (the caller opens and closes it around serving); over
+    HTTP, `gate` says which Host and Origin headers it answers and the largest body it reads (the SDK's
+    own checks, behind `cluster.web.guard.Gate`, which gives the one-line 403/413)."""
     from mcp.server.fastmcp import FastMCP
+    from mcp.server.transport_security import TransportSecuritySettings
 
-    mcp = FastMCP("raystorm", instructions=INSTRUCTIONS, host=host, port=port, log_level="WARNING")
+    extra = {}
+    if gate is not None:
+        names = [f"[{h}]" if ":" in h else h for h in gate.allowed_hosts]
+        extra = dict(max_request_body_size=gate.max_body, transport_security=TransportSecuritySettings(
+            enable_dns_rebinding_protection="*" not in gate.allowed_hosts,
+            allowed_hosts=[form for n in names for form in (n, f"{n}:*")],
+            allowed_origins=[form for n in names for s in ("http", "https") for form in (f"{s}://{n}", f"{s}://{n}:*")]))
+    mcp = FastMCP("raystorm", instructions=INSTRUCTIONS, host=host, port=port, log_level="WARNING", **extra)
 
     @mcp.tool()
-    async def search(query: str, k: int = 5, mode: Literal["hybrid", "dense", "sparse"] | None = None,
-                     sources: list[str] | None = None, tags: list[str] | None = None) -> list[dict[str, Any]]:
+    async def search(query: Question, k: K = 5, mode: SearchMode | None = None, sources: Filters | None = None,
+                     tags: Filters | None = None) -> list[dict[str, Any]]:
         """Ranked passages for a query: title, path, page / line range, text, score and the evidence
         graph's status (current, superseded, amended). `sources`/`tags` keep only those files or tags."""
         return await session.search(query, k, mode, sources, tags)
 
     @mcp.tool()
-    async def ask(question: str, strategy: Literal["auto", "chain", "deep", "naive"] = "auto",
-                  history: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    async def ask(question: Question, strategy: Strategy = "auto", history: History | None = None) -> dict[str, Any]:
         """A short answer with its confidence, or an honest refusal with the reason; the citations (each
         with its current/superseded status) and the hops. For a follow-up, pass the earlier answers'
         `turn` objects as `history`."""
-        return await session.ask(question, strategy, history)
+        return await session.ask(question, strategy, history_dicts(history))
 
     @mcp.tool()
-    def graph_locate(terms: str, k: int = 10) -> list[dict[str, Any]]:
+    def graph_locate(terms: Question, k: GraphK = 10) -> list[dict[str, Any]]:
         """The evidence-graph nodes (documents, sections, passages) that best match some terms: a title,
         a heading, a form or bulletin number. Use a node's id with `graph_expand`."""
         return session.graph_locate(terms, k)
 
     @mcp.tool()
-    def graph_expand(node: str, edges: list[str] | None = None, hops: int = 1) -> dict[str, Any]:
+    def graph_expand(node: Name, edges: Edges | None = None, hops: Hops = 1) -> dict[str, Any]:
         """A node's typed edges (supersedes, superseded_by, amends, amended_by, refers_to, attaches_to,
         cites, ...), each with the file and lines where it was found; `hops` follows one edge type."""
         return session.graph_expand(node, edges, hops)
 
     @mcp.tool()
-    def wiki_page(page: str) -> dict[str, Any]:
+    def wiki_page(page: Name) -> dict[str, Any]:
         """A compiled wiki page (by name, e.g. 'flood-rider-form-fr-12') with its claims and their
         evidence (file, lines, hash)."""
         return session.wiki_page(page)
 
     @mcp.tool()
-    def claims_check(folder: str) -> dict[str, Any]:
+    def claims_check(folder: Name) -> dict[str, Any]:
         """ok / relocated / stale / unresolved for every claim of a report run or wiki folder, by
         re-reading and hashing the cited lines (no model call). `folder`: a run id or a wiki folder."""
         return session.claims_check(folder)
 
     @mcp.tool()
-    def report_start(topic: str, writer: Literal["storm", "react"] = "storm", personas: int = 3) -> dict[str, Any]:
+    def report_start(topic: Topic, writer: Writer = "storm", personas: Personas = 3) -> dict[str, Any]:
         """Start a cited report on `topic` in the background and return its run id at once."""
         return {"run_id": session.report_start(topic, writer, personas)}
 
     @mcp.tool()
-    def report_status(run_id: str, since: int = 0) -> dict[str, Any]:
+    def report_status(run_id: Name, since: Since = 0) -> dict[str, Any]:
         """A report's state (running, done, failed) and its progress events from index `since` on
         (pass the last reply's `next` to get only new ones)."""
         return session.report_status(run_id, since)
 
     @mcp.tool()
-    def report_result(run_id: str) -> dict[str, Any]:
+    def report_result(run_id: Name) -> dict[str, Any]:
         """A finished report: report.md and its References (each [n]: title, source, snippets, lines)."""
         return session.report_result(run_id)
 
     @mcp.tool()
-    async def interview(run_id: str, question: str, persona: str | None = None) -> list[dict[str, Any]]:
+    async def interview(run_id: Name, question: Question, persona: Name | None = None) -> list[dict[str, Any]]:
         """Ask the simulated researchers of a finished report: one persona by name, "all", or (none
         given) the first; each answers in character, citing the passages it gathered."""
         return await session.interview(run_id, question, persona)

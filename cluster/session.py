@@ -10,11 +10,14 @@ folders the session was opened with.
 from __future__ import annotations
 
 import asyncio
+import logging
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from retrieval.errors import RaystormError, UsageError
+
+_log = logging.getLogger(__name__)
 
 
 class ReportJob(BaseModel):
@@ -203,11 +206,11 @@ class Session:
         from agents.storm.options import ReportOptions
         from retrieval.infotable import AsyncInformationTable, InformationTable
 
-        options = ReportOptions(writer=writer, personas=personas, where=f"collection '{self.collection}'")
         runtime = LocalRuntime(self.models, self.retriever, version=self.retriever.version,
                                tables=lambda name: AsyncInformationTable(InformationTable(
                                    self.store, name, self.corpus.dense, self.corpus.sparse, source=self.collection)))
         try:
+            options = ReportOptions(writer=writer, personas=personas, where=f"collection '{self.collection}'")
             summary = await run_topic(job.topic, runtime, str(self.runs), options,
                                       progress=lambda event: job.events.append(event.line()))
             job.state, job.directory = "done", summary.directory
@@ -216,6 +219,9 @@ class Session:
             raise
         except RaystormError as exc:
             job.state, job.error = "failed", str(exc)
+        except Exception as exc:  # a bug of ours: still the job's end, said where it is polled, and logged whole
+            job.state, job.error = "failed", f"{type(exc).__name__}: {exc}"
+            _log.exception("report '%s' failed", job.run_id)
 
     def report_status(self, run_id: str, since: int = 0) -> dict:
         job = self.jobs.get(run_id)

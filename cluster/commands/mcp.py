@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from cluster.commands.common import add_store_arguments, collection_name, info, run_async
+from cluster.web.guard import LOOPBACK_NAMES, Gate, add_gate_arguments, gate_settings
 
 TOKEN_ENV = "RAYSTORM_MCP_TOKEN"
 
@@ -35,6 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, default=8765, help="HTTP: the port (default 8765)")
     p.add_argument("--token", default=None, help=f"HTTP: the bearer token every request must carry "
                    f"(default: ${TOKEN_ENV}); required unless bound to a loopback address")
+    add_gate_arguments(p)
     add_llm_arguments(p)
     add_store_arguments(p)
     p.set_defaults(func=run)
@@ -49,26 +51,25 @@ def run(args: argparse.Namespace) -> int:
         if not Path(folder).is_dir():
             raise UsageError(f"--wiki {folder}: no such folder (build one with `raystorm wiki build`)")
     token = args.token or os.environ.get(TOKEN_ENV) or None
-    loopback = args.host in ("127.0.0.1", "localhost", "::1")
-    if args.transport == "http" and not loopback and not token:
+    if args.transport == "http" and args.host not in LOOPBACK_NAMES and not token:
         raise UsageError(f"--host {args.host} serves beyond this machine: give a token (--token or ${TOKEN_ENV})")
     session = session_of(args, [Path(w) for w in args.wiki])
-    server = build_server(session, args.host, args.port)
-    return run_async(_serve(session, server, args, token))
+    gate = gate_settings(args.host, args.allowed_host, args.max_request_mb)
+    server = build_server(session, args.host, args.port, gate)
+    return run_async(_serve(session, server, args, token, gate))
 
 
-async def _serve(session, server, args: argparse.Namespace, token: str | None) -> int:
+async def _serve(session, server, args: argparse.Namespace, token: str | None, gate) -> int:
     session.open()  # one store, one set of models for every request
     try:
         if args.transport == "stdio":
             await server.run_stdio_async()
             return 0
-        import uvicorn
+        from cluster.web.http import serve_http
 
         info(f"raystorm mcp: collection '{args.collection}' at http://{args.host}:{args.port}/mcp")
-        config = uvicorn.Config(with_token(server.streamable_http_app(), token), host=args.host, port=args.port,
-                                log_level="warning")
-        await uvicorn.Server(config).serve()
+        # the gate first (host, origin, body size: one-line 403/413), then the token, then the SDK's own checks
+        await serve_http(Gate(with_token(server.streamable_http_app(), token), gate), args.host, args.port)
         return 0
     finally:
         await session.close()

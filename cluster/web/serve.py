@@ -18,7 +18,11 @@ def _token():
     return _state.get("token")
 
 
-app = create_app(_session, _token)
+def _gate():
+    return _state["gate"]
+
+
+app = create_app(_session, _token, _gate)
 
 
 @serve.deployment(num_replicas=1, ray_actor_options={"num_cpus": 0}, max_ongoing_requests=256,
@@ -27,13 +31,15 @@ app = create_app(_session, _token)
 class WebApp:
     """Opens the session the `raystorm web` command line describes (`options`: its parsed arguments)."""
 
-    def __init__(self, options: dict, token: str | None):
+    def __init__(self, options: dict, token: str | None, gate: dict):
         from argparse import Namespace
 
         from cluster.session import session_of
         from cluster.web import serve as here  # this class travels by value: the module's own state
+        from cluster.web.guard import GateSettings
 
-        here._state.update(session=session_of(Namespace(**options)).open(), token=token)
+        here._state.update(gate=GateSettings.model_validate(gate), token=token)
+        here._state.update(session=session_of(Namespace(**options)).open())
 
     def __del__(self):
         from cluster.web import serve as here
