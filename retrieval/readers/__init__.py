@@ -31,7 +31,7 @@ def segments_of(parts: Iterable[PartLines], on_part: Callable[[PartLines], None]
             on_part(pl)
         for level, title in pl.implied:
             stack = [s for s in stack if s[0] < level] + [(level, title)]
-        for n, line in enumerate(pl.lines, start=1):
+        for n, line in enumerate(pl.lines, start=pl.first):
             if not line.strip():
                 continue
             level = pl.headings.get(n)

@@ -20,6 +20,7 @@ class PartLines(NamedTuple):
     lines: list[str]
     headings: dict[int, int] = {}  # line number -> heading level (1 = top)
     implied: list[tuple[int, str]] = []  # (level, heading) that hold from the part's start, on no line
+    first: int = 1  # the number of its first line: a long sheet comes in pieces, each numbering on
 
 
 class Extracted(NamedTuple):
