@@ -49,9 +49,9 @@ ACTORS_START_S = 300  # the embedding pool's start (a model load each), on a bus
 class PipelineStats:
     files: int = 0
     embedded: int = 0
-    by_worker: dict[str, int] = field(default_factory=dict)  # "node:pid" -> passages it embedded
-    by_node: dict[str, int] = field(default_factory=dict)  # node id -> passages embedded there
-    embed_seconds: dict[str, float] = field(default_factory=dict)  # "node:pid" -> seconds inside the model
+    by_worker: dict[str, int] = field(default_factory=dict)  # "address (node id):pid" -> passages it embedded
+    by_node: dict[str, int] = field(default_factory=dict)  # "address (node id)" -> passages embedded there
+    embed_seconds: dict[str, float] = field(default_factory=dict)  # worker (as by_worker) -> seconds inside the model
     workers: int = 0  # actors in the embedding pool
 
     def per_worker_rate(self) -> float:
@@ -83,7 +83,7 @@ class EmbedWorker:
             raise WorkerSetupFailed(f"node {node}: the embedding actor cannot set up: "
                                     f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
         self.collection = collection
-        self.name = f"{ray.get_runtime_context().get_node_id()[:12]}:{os.getpid()}"
+        self.name = f"{node}:{os.getpid()}"
 
     def __call__(self, batch: dict) -> dict:
         passages = [pickle.loads(b) for b in batch["passage"]]
@@ -202,7 +202,7 @@ def _embed_and_write(ingestor: Ingestor, plan: IngestPlan, collection: str, stat
     stats.by_worker = dict(by_worker)
     stats.embed_seconds = dict(by_seconds)
     for worker, n in by_worker.items():
-        node = worker.split(":")[0]
+        node = worker.rsplit(":", 1)[0]
         stats.by_node[node] = stats.by_node.get(node, 0) + n
 
 

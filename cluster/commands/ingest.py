@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
                                            progress=progress, on_skip=skipped, on_file=file_read,
                                            workers=args.embed_workers)
             if stats.embedded:
-                split = ", ".join(f"{node[:8]} {n}" for node, n in sorted(stats.by_node.items()))
+                split = ", ".join(f"{node}: {n}" for node, n in sorted(stats.by_node.items()))
                 info(f"embedded by {len(stats.by_worker)} actor(s) on {len(stats.by_node)} node(s) ({split}), "
                      f"{stats.per_worker_rate():.0f} passages/s per actor")
         else:
