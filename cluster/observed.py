@@ -4,6 +4,9 @@ streamed answer is made of (each search, each model step in brief)."""
 from __future__ import annotations
 
 
+VERB = {"superseded": "supersedes", "amended": "amends"}  # a passage's state, said of the newer document
+
+
 class ObservedModel:
     """A language model that tells `observe` of each step it ran and what came out (in brief)."""
 
@@ -22,14 +25,21 @@ class ObservedModel:
 
 
 class ObservedRetriever:
-    """A retriever that tells `observe` of each search (a hop's query) as it is sent."""
+    """A retriever that tells `observe` of each search (a hop's query) as it is sent, and what it found."""
 
     def __init__(self, inner, observe):
         self._inner, self._observe = inner, observe
 
     async def search(self, query, *args, **kwargs):
         self._observe({"event": "search", "query": query})
-        return await self._inner.search(query, *args, **kwargs)
+        hits = await self._inner.search(query, *args, **kwargs)
+        # how many passages came back, and which documents they are: what the page tells a reader of a hop
+        replaced = [f"{' and '.join(h.status.by_titles or h.status.by)} {VERB.get(h.status.state, h.status.state)} "
+                    f"{h.passage.title}" for h in hits if h.status is not None and h.status.state != "current"]
+        self._observe({"event": "found", "query": query, "count": len(hits),
+                       "titles": list(dict.fromkeys(h.passage.title for h in hits))[:5],
+                       "replaced": list(dict.fromkeys(replaced))})
+        return hits
 
     def __getattr__(self, name):
         return getattr(self._inner, name)

@@ -40,6 +40,10 @@ def web(tmp_path_factory):
         done = raystorm(root, *args)
         assert done.returncode == 0, done.stderr[-2000:]
     (run_id,) = [p.name for p in (root / "runs").iterdir()]
+    edited = change_the_corpus(root, root / "runs" / run_id)
+    for args in (["ingest", "corpus", "-c", "ex", "-q"], ["report", TOPIC, "-c", "ex", "--out", "runs"]):
+        done = raystorm(root, *args)  # the topic again, into the same folder: changes.md
+        assert done.returncode == 0, done.stderr[-2000:]
     port = free_port()
     env = {**os.environ, "RAYSTORM_HOME": str(root / "home"), "RAYSTORM_WEB_TOKEN": TOKEN}
     server = subprocess.Popen([RAYSTORM, "web", "-c", "ex", "--runs", str(root / "runs"), "--port", str(port)],
@@ -57,12 +61,43 @@ def web(tmp_path_factory):
             os.killpg(server.pid, signal.SIGKILL)
             pytest.fail(f"raystorm web did not come up: {server.stdout.read()[-3000:]}")
         time.sleep(1)
-    yield {"url": url, "root": root, "run_id": run_id}
+    yield {"url": url, "root": root, "run_id": run_id, "edited": edited}
     os.killpg(server.pid, signal.SIGTERM)
     try:
         server.wait(30)
     except subprocess.TimeoutExpired:
         os.killpg(server.pid, signal.SIGKILL)
+
+
+RENTERS_BULLETIN = """---
+title: "Bulletin 2025-02: Renters Deductible"
+url: https://docs.harborline.example/bulletins/2025-02
+---
+# Bulletin 2025-02: Renters Deductible
+
+**Effective:** May 1, 2025
+**Supersedes:** Section 6 of Bulletin 2021-04
+
+## Rule 1. Renters deductible
+
+The base deductible for form RP-1 is $750 per occurrence.
+"""
+
+
+def change_the_corpus(root: Path, run: Path) -> str:
+    """After the first report: one line it cites edited in place, and Bulletin 2021-04 superseded in part.
+    Returns the claim whose line was edited."""
+    claims = json.loads((run / "report.claims.json").read_text())["claims"]
+    claim = next(c for c in claims if c["text"].endswith(".") and len(c["evidence"]) == 1
+                 and c["evidence"][0]["line_start"] == c["evidence"][0]["line_end"])
+    path = Path(claim["evidence"][0]["path"])
+    lines = path.read_text().splitlines(keepends=True)
+    i = claim["evidence"][0]["line_start"] - 1
+    assert claim["text"][:-1] in lines[i]
+    lines[i] = lines[i].replace(claim["text"][:-1], claim["text"][:-1] + ", as restated in 2025", 1)
+    path.write_text("".join(lines))
+    (root / "corpus" / "bulletin-2025-02-renters-deductible.md").write_text(RENTERS_BULLETIN)
+    return claim["text"]
 
 
 def auth() -> dict:
@@ -116,14 +151,36 @@ def test_a_citation_opens_its_source_lines_highlighted(page, web, tmp_path):
     assert first.locator(".badge.current, .badge.superseded, .badge.amended").count() == 1
 
 
-def test_ask_streams_its_hops_before_the_answer(page, web, tmp_path):
+WATCH_ORDER = """() => {
+  window.seen = [];
+  const note = (what) => { if (!window.seen.includes(what)) window.seen.push(what); };
+  new MutationObserver(() => {
+    if (document.querySelector(".hop")) note("hop");
+    if (document.querySelector(".answer .short")) note("answer");
+    if (document.querySelector(".hops[data-done]")) note("done");
+  }).observe(document.getElementById("dialogue"), {subtree: true, childList: true, attributes: true});
+}"""
+
+
+def test_ask_shows_the_answer_first_and_how_it_was_found_folded(page, web, tmp_path):
     page.goto(f"{web['url']}/ask")
+    page.evaluate(WATCH_ORDER)
     page.fill("input[name=question]", "What is the current waiting period for the Flood Rider?")
     page.click("button[type=submit]")
-    page.wait_for_selector(".hop")
-    assert page.locator(".answer").count() == 0  # the hops came first, as they were made
-    page.wait_for_selector(".answer", timeout=120_000)
+    page.wait_for_selector(".answer.pending")  # the answer's place is at the top from the start
+    page.wait_for_selector(".hops[data-done]", state="attached", timeout=120_000)
+    # hops streamed in as they were made; the answer showed before the list of them was complete
+    assert page.evaluate("window.seen") == ["hop", "answer", "done"]
     assert "14 days" in page.locator(".answer .short").inner_text()
+    assert "confidence" in page.locator(".answer .confidence").inner_text()
+    assert page.locator(".answer .citations li").count() >= 1
+    turn = page.locator(".turn").first
+    assert turn.locator(":scope > .answer + details.how").count() == 1  # answer above, trace below it
+    assert page.locator("details.how").get_attribute("open") is None  # folded
+    page.click("details.how summary")
+    hops = page.locator(".hop").all_inner_texts()
+    assert hops and any(h.startswith("Searched for “") and "found" in h and "passage" in h for h in hops)
+    assert not any(word in h for h in hops for word in ("multihop.", "intermediate_answer", "follow_up"))
     shot(page, "ask", tmp_path)
     # the API: the same object at the end of the stream as without it
     body = {"collection": "ex", "question": "What is the current waiting period for the Flood Rider?"}
@@ -142,6 +199,49 @@ def test_an_interview_answers_in_character(page, web, tmp_path):
     page.wait_for_selector(".answer", timeout=120_000)
     assert page.locator(".answer").count() >= 1
     shot(page, "interview", tmp_path)
+
+
+def test_the_report_page_offers_each_export_and_the_api_serves_it(page, web):
+    page.goto(f"{web['url']}/report/{web['run_id']}")
+    hrefs = [a.get_attribute("href") for a in page.locator("a.download").all()]
+    assert hrefs == [f"/api/reports/{web['run_id']}/export?format={f}" for f in ("pdf", "docx", "html", "md")]
+    magic = {"pdf": b"%PDF-", "docx": b"PK", "html": b"<!doctype html>", "md": f"# {TOPIC}".encode()}
+    for fmt, start in magic.items():
+        reply = httpx.get(f"{web['url']}{hrefs[0].replace('=pdf', '=' + fmt)}", headers=auth(), timeout=120)
+        assert reply.status_code == 200 and reply.content.startswith(start), (fmt, reply.text[:200])
+        assert reply.headers["content-disposition"].startswith("attachment;")
+    assert httpx.get(f"{web['url']}/api/reports/{web['run_id']}/export?format=exe", headers=auth(),
+                     timeout=10).status_code == 422
+
+
+def test_the_report_page_shows_what_changed_since_the_previous_run(page, web, tmp_path):
+    page.goto(f"{web['url']}/report/{web['run_id']}")
+    panel = page.locator("#changes")
+    changed = panel.locator("li.change.changed")
+    assert changed.count() >= 1
+    first = changed.first.inner_text()
+    assert web["edited"][:-1] in first and "as restated in 2025" in first  # was ... now ..., both citations
+    assert panel.locator("li", has_text="Bulletin 2025-02: Renters Deductible").count() == 1
+    assert "Section 6. Renters deductible" in panel.inner_text()
+    panel.scroll_into_view_if_needed()
+    shot(page, "changes", tmp_path)
+    assert httpx.get(f"{web['url']}/api/reports/{web['run_id']}/changes", headers=auth(),
+                     timeout=10).json()["superseded"][0]["by"][0]["scope"] == "Section 6. Renters deductible"
+
+
+def test_the_graph_is_drawn_and_a_partly_superseded_document_says_so(page, web, tmp_path):
+    row = page.locator("tr", has_text="Bulletin 2021-04")
+    assert row.locator(".badge").inner_text() == "partly superseded"  # sections 4-6 replaced, 1-3 in force
+    page.goto(f"{web['url']}/graph")
+    page.wait_for_selector("#graph-canvas[data-drawn]", timeout=30_000)
+    drawing = httpx.get(f"{web['url']}/api/graph/drawing", headers=auth(), timeout=30).json()
+    assert page.locator("#graph-canvas").get_attribute("data-drawn") == str(len(drawing["nodes"]))
+    titles = {n["id"]: n["title"] for n in drawing["nodes"]}
+    supersedes = {(titles[e["source"]][:15], titles[e["target"]][:15]) for e in drawing["edges"]
+                  if e["type"] == "supersedes"}
+    assert ("Bulletin 2022-1", "Bulletin 2021-0") in supersedes and ("Bulletin 2025-0", "Bulletin 2021-0") in supersedes
+    assert page.evaluate("document.querySelector('#graph-canvas canvas') !== null")  # drawn, not a table
+    shot(page, "graph", tmp_path)
 
 
 def test_the_api_refuses_without_the_token_and_outside_the_runs(web, tmp_path):

@@ -81,22 +81,34 @@ if (newReport) newReport.addEventListener("submit", async (event) => {
   } catch (err) { box.append(err.message); }
 });
 
-// --- ask, streamed -------------------------------------------------------------------------------
+// --- ask, streamed: the answer at the top as soon as it is known; how it was found, folded, below ----
 const askForm = document.getElementById("ask");
 const history = [];
 if (askForm) askForm.addEventListener("submit", async (event) => {
   event.preventDefault();
   const form = new FormData(askForm);
-  const turn = el("div", {class: "turn"}, el("p", {class: "question"}, form.get("question")));
+  const answer = el("div", {class: "answer pending"}, el("p", {class: "muted"}, "Looking for the answer…"));
   const hops = el("ol", {class: "hops"});
-  turn.append(hops);
+  const summary = el("summary", {}, "How it was found");
+  const turn = el("div", {class: "turn"}, el("p", {class: "question"}, form.get("question")), answer,
+                  el("details", {class: "how"}, summary, hops));
   document.getElementById("dialogue").prepend(turn);
+  const said = new Set();
+  const note = (text, cls) => {  // one line of the trace, never the same line twice in one answer
+    if (!text || said.has(text)) return null;
+    said.add(text);
+    const item = el("li", {class: `hop ${cls || ""}`.trim()}, text);
+    hops.append(item);
+    summary.textContent = `How it was found (${hops.children.length} steps)`;
+    return item;
+  };
   const reply = await fetch("/api/ask", {method: "POST",
     headers: {"content-type": "application/json", accept: "text/event-stream"},
     body: JSON.stringify({collection: askForm.dataset.collection, question: form.get("question"),
                           strategy: form.get("strategy"), history})});
-  if (!reply.ok) { turn.append(el("p", {class: "error"}, (await reply.json()).error)); return; }
+  if (!reply.ok) { answer.replaceChildren(el("p", {class: "error"}, (await reply.json()).error)); return; }
   const reader = reply.body.getReader(), decoder = new TextDecoder();
+  const searches = new Map();
   let buffer = "";
   for (;;) {
     const {value, done} = await reader.read();
@@ -107,36 +119,102 @@ if (askForm) askForm.addEventListener("submit", async (event) => {
       const chunk = buffer.slice(0, cut);
       buffer = buffer.slice(cut + 2);
       const data = chunk.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
-      if (data) showEvent(JSON.parse(data), turn, hops);
+      if (data) showEvent(JSON.parse(data), {answer, note, searches});
     }
   }
+  hops.dataset.done = "true";  // the trace is complete: the stream has ended
+  if (answer.classList.contains("pending")) answer.replaceChildren(el("p", {class: "error"}, "No answer came back."));
   askForm.elements.question.value = "";
 });
 
-function showEvent(e, turn, hops) {
-  if (e.event === "search") hops.append(el("li", {class: "hop"}, "search: ", e.query));
-  else if (e.event === "step") {
-    const said = Object.values(e.output).filter((v) => typeof v === "string" && v).join(" · ").slice(0, 240);
-    if (said) hops.append(el("li", {class: "hop step"}, `${e.step}: `, said));  // steps with something to show
-  }
-  else if (e.event === "error") turn.append(el("p", {class: "error"}, e.error));
-  else if (e.event === "answer") {
+const STRATEGY_WORDS = {chain: "one search at a time, each built on the last", deep: "several searches at once",
+                        naive: "a single search"};
+
+// Each event said as a reader would say it; internal steps with nothing to tell a reader say nothing.
+function showEvent(e, {answer, note, searches}) {
+  if (e.event === "search") {
+    const item = note(`Searched for “${e.query}”`, "search");
+    if (item) searches.set(e.query, item);
+  } else if (e.event === "found") {
+    const item = searches.get(e.query);
+    const found = e.count === 1 ? "found 1 passage" : `found ${e.count} passages`;
+    const where = e.titles && e.titles.length ? ` (${e.titles.join("; ")})` : "";
+    if (item) item.textContent = `Searched for “${e.query}” — ${found}${where}`;
+    for (const line of e.replaced || []) note(line, "replaced");
+  } else if (e.event === "step") {
+    const out = e.output || {};
+    if (e.step === "multihop.route" && out.strategy) note(`Chose to answer with ${STRATEGY_WORDS[out.strategy] || out.strategy}`);
+    else if (e.step === "answer.rewrite" && out.standalone) note(`Read the question as: ${out.standalone}`);
+    else if (e.step === "multihop.chain.intermediate_answer" && out.answer)
+      note(/^no relevant information/i.test(out.answer) ? "Those passages did not answer it; searching again"
+                                                        : `Learned: ${out.answer}`);
+    else if (e.step === "multihop.chain.sufficiency" && out.sufficient === true) note("That is enough to answer");
+  } else if (e.event === "error") {
+    answer.classList.remove("pending");
+    answer.replaceChildren(el("p", {class: "error"}, e.error));
+  } else if (e.event === "answer") {
     history.push(e.turn);
-    const head = e.abstained ? `Cannot answer: ${e.abstain_reason}` : `${e.short_answer || e.answer}`;
-    const answer = el("div", {class: "answer"}, el("p", {class: "short"}, head),
-      el("p", {class: "small"}, `confidence ${Number(e.confidence || 0).toFixed(2)}` +
-        (e.question !== e.asked ? ` · read as: ${e.question}` : "")),
-      el("p", {}, e.answer));
-    const cites = el("ul", {class: "citations"});
-    for (const c of e.citations || []) {
-      const state = c.status ? c.status.state : "";
-      cites.append(el("li", {}, `[${c.n}] ${c.title} — ${c.path}:${c.line_start}-${c.line_end} `,
-                      state ? el("span", {class: `badge ${state}`}, state) : ""));
+    showAnswer(e, answer);
+    for (const c of e.citations || []) {  // what the evidence graph says of the sources the answer rests on
+      if (c.status && c.status.state !== "current") note(`[${c.n}] ${c.title}: ${c.status.summary}`, "replaced");
     }
-    answer.append(cites);
-    turn.append(answer);
   }
 }
+
+function showAnswer(e, box) {
+  box.classList.remove("pending");
+  const head = e.abstained ? el("p", {class: "short abstained"}, "No answer: ", e.abstain_reason || "the sources do not say")
+                           : el("p", {class: "short"}, `${e.short_answer || e.answer}`);
+  const confidence = e.abstained ? "abstained" : `confidence ${Number(e.confidence || 0).toFixed(2)}`;
+  const cites = el("ul", {class: "citations"});
+  for (const c of e.citations || []) {
+    const state = c.status ? c.status.state : "";
+    cites.append(el("li", {}, `[${c.n}] ${c.title} — ${c.path}:${c.line_start}-${c.line_end} `,
+                    state ? el("span", {class: `badge ${state}`}, state) : ""));
+  }
+  box.replaceChildren(head, el("p", {class: "small confidence"}, confidence +
+                      (e.question !== e.asked ? ` · read as: ${e.question}` : "")), cites,
+                      el("p", {class: "full"}, e.answer));
+}
+
+// --- the evidence graph, drawn (cytoscape, vendored in static/vendor: nothing is fetched at run time) -----
+const canvas = document.getElementById("graph-canvas");
+const STATE_COLOURS = {current: "#12b76a", superseded: "#d92d20", amended: "#f79009",
+                       "partly superseded": "#fdb022", "partly amended": "#fec84b"};
+const EDGE_COLOURS = {supersedes: "#d92d20", amends: "#f79009", refers_to: "#98a2b3", attaches_to: "#2e90fa"};
+if (canvas && window.cytoscape) (async () => {
+  let drawing;
+  try { drawing = await api("/api/graph/drawing"); }
+  catch (err) { canvas.replaceChildren(el("p", {class: "error"}, err.message)); return; }
+  const label = (t) => (t.length > 38 ? t.slice(0, 36) + "…" : t);
+  const cy = window.cytoscape({
+    container: canvas,
+    elements: [
+      ...drawing.nodes.map((n) => ({data: {id: n.id, label: label(n.title), state: n.state,
+                                           colour: STATE_COLOURS[n.state] || "#667085"}})),
+      ...drawing.edges.map((e, i) => ({data: {id: `e${i}`, source: e.source, target: e.target, type: e.type,
+                                              label: e.type.replace("_", " "), colour: EDGE_COLOURS[e.type] || "#98a2b3"}})),
+    ],
+    style: [
+      {selector: "node", style: {"background-color": "data(colour)", label: "data(label)", "font-size": 12,
+        "text-wrap": "wrap", "text-max-width": 140, "text-valign": "bottom", "text-margin-y": 4, width: 22, height: 22}},
+      {selector: "node.focus", style: {"border-width": 4, "border-color": "#1d2b44"}},
+      {selector: "edge", style: {"line-color": "data(colour)", "target-arrow-color": "data(colour)",
+        "target-arrow-shape": "triangle", "curve-style": "bezier", width: 1.5}},
+      // only the edges that change what is in force are named on the drawing; the rest read by colour
+      {selector: 'edge[type = "supersedes"], edge[type = "amends"]', style: {width: 3, label: "data(label)",
+        "font-size": 10, "text-rotation": "autorotate", "text-background-color": "#fff", "text-background-opacity": 0.8,
+        color: "data(colour)"}},
+    ],
+    // labels count in the layout, so titles do not overlap; a small graph is not blown up to fill the box
+    layout: {name: "cose", animate: false, nodeDimensionsIncludeLabels: true, nodeRepulsion: () => 400000,
+             idealEdgeLength: () => 90, gravity: 0.5, padding: 20, randomize: false},
+    maxZoom: 1.3, minZoom: 0.2, wheelSensitivity: 0.3,
+  });
+  if (canvas.dataset.focus) cy.getElementById(canvas.dataset.focus).addClass("focus");
+  cy.on("tap", "node", (event) => { location.href = `/graph?node=${encodeURIComponent(event.target.id())}`; });
+  canvas.dataset.drawn = String(drawing.nodes.length);  // tests and screenshots wait for this
+})();
 
 // --- interviews ------------------------------------------------------------------------------------
 const interviewForm = document.getElementById("interview");
