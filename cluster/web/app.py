@@ -11,47 +11,45 @@ import asyncio
 import hmac
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Literal
 from urllib.parse import quote
 
 from fastapi import FastAPI, HTTPException, Request
+from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
-from pydantic import BaseModel
+from pydantic import Field
 
 from cluster.export import MEDIA_TYPES
+from cluster.limits import (MAX_NAME, AskRequest, Citation, GraphK, Hops, InterviewRequest, K, Name, Question,
+                            ReportRequest, SearchMode, Since, history_dicts)
+from cluster.web.guard import Gate
 from retrieval.errors import RaystormError, UsageError
 
 HERE = Path(__file__).parent
 templates = Jinja2Templates(directory=str(HERE / "templates"))  # autoescapes .html templates
 
 
-class AskRequest(BaseModel):
-    collection: str
-    question: str
-    strategy: Literal["auto", "chain", "deep", "naive"] = "auto"
-    history: list[dict[str, Any]] = []
-
-
-class ReportRequest(BaseModel):
-    topic: str
-    writer: Literal["storm", "react"] = "storm"
-    personas: int = 3
-
-
-class InterviewRequest(BaseModel):
-    run_id: str
-    question: str
-    persona: str | None = None
-
-
-def create_app(get_session, get_token) -> FastAPI:
+def create_app(get_session, get_token, get_gate) -> FastAPI:
     """The app; `get_session()` gives the opened `Session`, `get_token()` the token every request must
-    carry (None: none). Routes are async: the session's reports run on this event loop."""
+    carry (None: none), `get_gate()` the hosts it answers and the largest body it reads (`GateSettings`).
+    Routes are async: the session's reports run on this event loop."""
+    import fastapi_offline
+
+    # /docs: Swagger UI from the files a package ships (fastapi-offline's), not from a CDN
     app = FastAPI(title="raystorm", description="Search, ask, reports, interviews and the evidence graph of "
-                  "one collection.", version="1")
+                  "one collection.", version="1", docs_url=None, redoc_url=None)
     app.mount("/static", StaticFiles(directory=str(HERE / "static")), name="static")
+    app.mount("/docs-static", StaticFiles(directory=str(Path(fastapi_offline.__file__).parent / "static")),
+              name="docs-static")
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return get_swagger_ui_html(openapi_url="/openapi.json", title="raystorm API",
+                                   swagger_js_url="/docs-static/swagger-ui-bundle.js",
+                                   swagger_css_url="/docs-static/swagger-ui.css",
+                                   swagger_favicon_url="/docs-static/favicon.png")
 
     @app.middleware("http")
     async def guard(request: Request, call_next):
@@ -67,6 +65,8 @@ def create_app(get_session, get_token) -> FastAPI:
             response.set_cookie("raystorm_token", token, httponly=True, samesite="strict")
         return response
 
+    app.add_middleware(Gate, settings=get_gate)  # added last: runs first, before the token and any route
+
     @app.exception_handler(RaystormError)
     async def refused(_request: Request, exc: RaystormError):
         return JSONResponse({"error": str(exc)}, status_code=400 if isinstance(exc, UsageError) else 422)
@@ -81,7 +81,7 @@ def create_app(get_session, get_token) -> FastAPI:
         return {"ok": True, "collection": session.collection}
 
     @app.get("/api/search")
-    async def search(q: str, k: int = 5, mode: Literal["hybrid", "dense", "sparse"] | None = None) -> list[dict]:
+    async def search(q: Question, k: K = 5, mode: SearchMode | None = None) -> list[dict]:
         return await s().search(q, k, mode)
 
     @app.post("/api/ask", responses={200: {"content": {"application/json": {}, "text/event-stream": {}}}})
@@ -93,11 +93,11 @@ def create_app(get_session, get_token) -> FastAPI:
             raise UsageError(f"this server serves collection '{session.collection}', not '{body.collection}'")
         if "text/event-stream" in request.headers.get("accept", ""):
             async def events():
-                async for event in session.ask_events(body.question, body.strategy, body.history):
+                async for event in session.ask_events(body.question, body.strategy, history_dicts(body.history)):
                     yield f"event: {event['event']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n"
             return StreamingResponse(events(), media_type="text/event-stream",
                                      headers={"cache-control": "no-cache", "x-accel-buffering": "no"})
-        return await session.ask(body.question, body.strategy, body.history)
+        return await session.ask(body.question, body.strategy, history_dicts(body.history))
 
     @app.post("/api/reports")
     async def report_start(body: ReportRequest) -> dict:
@@ -108,7 +108,7 @@ def create_app(get_session, get_token) -> FastAPI:
         return s().runs_list()
 
     @app.get("/api/reports/{run_id}")
-    async def report_status(run_id: str, since: int = 0) -> dict:
+    async def report_status(run_id: str, since: Since = 0) -> dict:
         return s().report_status(run_id, since)
 
     @app.get("/api/reports/{run_id}/result")
@@ -140,7 +140,7 @@ def create_app(get_session, get_token) -> FastAPI:
         return run_changes(s().inside(run_id, "run"))
 
     @app.get("/api/reports/{run_id}/source/{n}")
-    async def source(run_id: str, n: int) -> dict:
+    async def source(run_id: str, n: Citation) -> dict:
         return s().source(run_id, n)
 
     @app.get("/api/reports/{run_id}/personas")
@@ -152,11 +152,12 @@ def create_app(get_session, get_token) -> FastAPI:
         return await s().interview(body.run_id, body.question, body.persona)
 
     @app.get("/api/graph/locate")
-    async def graph_locate(terms: str, k: int = 10) -> list[dict]:
+    async def graph_locate(terms: Question, k: GraphK = 10) -> list[dict]:
         return s().graph_locate(terms, k)
 
     @app.get("/api/graph/expand")
-    async def graph_expand(node: str, edges: str | None = None, hops: int = 1) -> dict:
+    async def graph_expand(node: Name, edges: Annotated[str, Field(max_length=MAX_NAME)] | None = None,
+                           hops: Hops = 1) -> dict:
         return s().graph_expand(node, [e for e in (edges or "").split(",") if e], hops)
 
     @app.get("/api/claims/{run_id}")
