@@ -1,8 +1,10 @@
 """Writers for test files, none of them our loader: fpdf2 (PDF), python-docx, python-pptx, openpyxl and
-XlsxWriter (a formula with its cached value), each putting known text in a known place."""
+XlsxWriter (a formula with its cached value), each putting known text in a known place; and zipfile, streaming
+a zip bomb shaped like an Office file."""
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 
@@ -112,4 +114,20 @@ def write_xlsx_with_formula(path: Path) -> Path:
     sheet.write(3, 0, "Total")
     sheet.write_formula(3, 1, "=SUM(B2:B3)", None, 1500)
     book.close()
+    return path
+
+
+_CONTENT_TYPES = ('<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/'
+                 '2006/content-types"/>')
+
+
+def write_bomb(path: Path, member: str, megabytes: int) -> Path:
+    """An Office-shaped zip whose `member` inflates to `megabytes` MB of one repeated byte."""
+    block = b"a" * 2**20
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        archive.writestr("[Content_Types].xml", _CONTENT_TYPES)
+        with archive.open(member, "w", force_zip64=True) as stream:
+            stream.write(b'<?xml version="1.0"?><w:document xmlns:w="x"><w:body><w:t>')
+            for _ in range(megabytes):
+                stream.write(block)
     return path

@@ -2,16 +2,12 @@
 
 The bomb is built here with zipfile streaming (1 GB of one byte, deflated to about 1 MB), so the test costs
 the compression of that gigabyte once, never its memory. The ingest runs as `raystorm ingest`, a real
-process, under a parent that reports the peak RSS of that process alone."""
+process, under a parent that reports the peak RSS of that process alone (`run_measured`)."""
 
 from __future__ import annotations
 
-import json
 import os
 import struct
-import subprocess
-import sys
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -20,23 +16,8 @@ from retrieval.readers import extract
 from retrieval.readers.lines import Unreadable
 from retrieval.readers.zipguard import ZipLimits, check_archive, limits_from_env
 from test_cli_errors import RAYSTORM, raystorm
-from tests.retrieval.office_files import write_docx, write_pptx, write_xlsx
-
-CONTENT_TYPES = ('<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/'
-                 '2006/content-types"/>')
-
-
-def write_bomb(path: Path, member: str, megabytes: int) -> Path:
-    """An Office-shaped zip whose `member` inflates to `megabytes` MB of one repeated byte."""
-    block = b"a" * 2**20
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
-        archive.writestr("[Content_Types].xml", CONTENT_TYPES)
-        with archive.open(member, "w", force_zip64=True) as stream:
-            stream.write(b'<?xml version="1.0"?><w:document xmlns:w="x"><w:body><w:t>')
-            for _ in range(megabytes):
-                stream.write(block)
-    return path
-
+from tests.retrieval.office_files import write_bomb, write_docx, write_pptx, write_xlsx
+from tests.support.http_probe import run_measured
 
 def lie_about_size(path: Path, member: str, declared: int) -> None:
     """Rewrite `member`'s uncompressed size in the central directory (what zipfile trusts) to `declared`."""
@@ -64,20 +45,13 @@ def test_a_bomb_docx_beside_a_normal_file_is_skipped_with_one_line(tmp_path, bom
     (corpus / "bomb.docx").write_bytes(bomb.read_bytes())
     write_docx(corpus / "normal.docx", [("p", "The lighthouse keeper logs the tide at dawn every day.")])
     assert (corpus / "bomb.docx").stat().st_size < 8 * 2**20
-    # the parent of the ingest reports its peak RSS (ru_maxrss of the only child it waited for)
-    probe = ("import json, resource, subprocess, sys, time\nt = time.monotonic()\n"
-             "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
-             "print(json.dumps({'rc': done.returncode, 'err': done.stderr, 'out': done.stdout, "
-             "'seconds': time.monotonic() - t, 'peak_mb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))")
-    ran = subprocess.run([sys.executable, "-c", probe, RAYSTORM, "ingest", "corpus", "-c", "z"], cwd=tmp_path,
-                         env={**os.environ, "RAYSTORM_HOME": str(tmp_path / "home")}, capture_output=True,
-                         text=True, timeout=300)
-    report = json.loads(ran.stdout)
-    assert report["rc"] == 0, report["err"][-2000:]
-    skipped = [line for line in report["err"].splitlines() if "bomb.docx" in line]
-    assert len(skipped) == 1 and "zip bomb" in skipped[0], report["err"]
-    assert "1 documents" in report["out"] and "1 skipped" in report["out"], report["out"]
-    assert report["peak_mb"] < 500, report
+    report = run_measured([RAYSTORM, "ingest", "corpus", "-c", "z"], tmp_path,
+                          {**os.environ, "RAYSTORM_HOME": str(tmp_path / "home")})
+    assert report.rc == 0, report.err[-2000:]
+    skipped = [line for line in report.err.splitlines() if "bomb.docx" in line]
+    assert len(skipped) == 1 and "zip bomb" in skipped[0], report.err
+    assert "1 documents" in report.out and "1 skipped" in report.out, report.out
+    assert report.peak_mb < 500, report  # figures, and the same ingest without the bomb: scripts/probe_faces.py
     found = raystorm(tmp_path, "search", "lighthouse keeper tide", "-c", "z", "--json")
     assert found.returncode == 0 and "normal.docx" in found.stdout, found.stderr
 

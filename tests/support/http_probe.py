@@ -1,14 +1,17 @@
-"""Probes of a face started as a process: raw HTTP requests a client library would not send (a 50 MB body
-declared or streamed, a foreign Host), its memory, its listeners and the processes it started.
+"""Probes of a command started as a process: raw HTTP requests a client library would not send (a 50 MB body
+declared or streamed, a foreign Host), its memory (now, and a command's peak), its listeners and the
+processes it started.
 
 Used by tests/web/test_gate.py, tests/test_mcp_limits.py and scripts/probe_faces.py."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -59,6 +62,30 @@ def post_large(port: int, path: str, megabytes: int, chunked: bool, host: str | 
     body = reply.split(b"\r\n\r\n", 1)[-1].decode("latin-1")
     line = next((x for x in body.splitlines() if x and not re.fullmatch(r"[0-9a-f]+", x)), "")
     return Refusal(status=status, line=line, sent_mb=sent / 2**20, seconds=time.monotonic() - started)
+
+
+class Measured(BaseModel):
+    """A command run to its end: exit code, output, seconds and its peak resident memory."""
+
+    rc: int
+    out: str
+    err: str
+    seconds: float
+    peak_mb: float
+
+
+# run by a fresh Python, so RUSAGE_CHILDREN's peak is the command's alone
+_MEASURE = ("import json, resource, subprocess, sys, time\nt = time.monotonic()\n"
+            "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+            "print(json.dumps({'rc': done.returncode, 'err': done.stderr, 'out': done.stdout, "
+            "'seconds': time.monotonic() - t, 'peak_mb': resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))")
+
+
+def run_measured(args: list[str], cwd: Path, env: dict, timeout: float = 600) -> Measured:
+    """Run `args` to its end and measure its peak RSS (ru_maxrss of the only child its parent waited for)."""
+    ran = subprocess.run([sys.executable, "-c", _MEASURE, *args], cwd=cwd, env=env, capture_output=True, text=True,
+                         timeout=timeout)
+    return Measured.model_validate(json.loads(ran.stdout))
 
 
 def rss_kb(pid: int) -> int:
