@@ -204,6 +204,7 @@ class Session:
         from agents.runtime import LocalRuntime
         from agents.storm.flow import run_topic
         from agents.storm.options import ReportOptions
+        from cluster.commands.diff import after_run, before_rerun
         from retrieval.infotable import AsyncInformationTable, InformationTable
 
         runtime = LocalRuntime(self.models, self.retriever, version=self.retriever.version,
@@ -211,8 +212,10 @@ class Session:
                                    self.store, name, self.corpus.dense, self.corpus.sparse, source=self.collection)))
         try:
             options = ReportOptions(writer=writer, personas=personas, where=f"collection '{self.collection}'")
+            before_rerun(self.runs / job.run_id)  # as `raystorm report` does: the page shows what changed
             summary = await run_topic(job.topic, runtime, str(self.runs), options,
                                       progress=lambda event: job.events.append(event.line()))
+            after_run(self.runs / job.run_id, self.store, self.collection)  # reads files and the graph: ms
             job.state, job.directory = "done", summary.directory
         except asyncio.CancelledError:
             job.state, job.error = "failed", "cancelled: the server stopped; start it again to resume"
