@@ -4,7 +4,7 @@ the first byte of a streamed answer.
     python -m scripts.bench_web                    # the bundled corpus, 20 concurrent asks
     python -m scripts.bench_web --concurrent 50 --corpus DIR
 
-It ingests the corpus into a fresh data dir, starts `raystorm web` (Ray Serve on local Ray), waits for
+It ingests the corpus into a fresh data dir, starts `raystorm web` (in its own process), waits for
 /api/health, then sends the asks at once and prints the latency percentiles, then streams one answer
 and prints when its first byte and its answer arrived. Ends with one JSON line:
 {"concurrent": N, "answered": K, "p50_s": ..., "p95_s": ..., "first_byte_ms": ..., "stream_answer_s": ..., "load": ...}.
