@@ -27,6 +27,24 @@ CLAIMS, SOURCES, CHANGES_MD, CHANGES_JSON, PREVIOUS = (
 KEPT = {"report.claims.json": "claims.json", "report.sources.json": "sources.json", "report.md": "report.md"}
 
 
+def line_ranges(places: list[tuple[Part | None, int, int]]) -> list[str]:
+    """Cited ranges as a reader reads them, one entry per page/slide/sheet (one for a plain file):
+    "lines 11–13, 38–40, 44", 'p. 3, line 4', 'sheet "2024", rows 9–12'."""
+    by_part: dict[Part | None, set[tuple[int, int]]] = {}
+    for part, start, end in places:
+        by_part.setdefault(part, set()).add((start, end))
+    out = []
+    for part in sorted(by_part, key=lambda p: (p.number, p.name or "") if p else (0, "")):
+        spans = sorted(by_part[part])
+        text = line_range(part, *spans[0])
+        if len(spans) > 1:  # "line 25" then the other ranges: "lines 25, 29, 33"
+            unit = text.rsplit(" ", 2)[-2]
+            text = text.replace(f"{unit} ", f"{unit.rstrip('s')}s ", 1)
+            text += "".join(f", {a}" if a == b else f", {a}–{b}" for a, b in spans[1:])
+        out.append(text)
+    return out
+
+
 class Superseder(BaseModel):
     """A newer document that supersedes all or part of a cited one, as the evidence graph found it."""
 
@@ -215,18 +233,18 @@ def record_sources(run_dir: Path, graph) -> RunSources:
     the collection has none) says supersedes them now, for them and for the documents a kept earlier run
     cited (so a later diff can tell which became superseded)."""
     folders = [(run_dir, CLAIMS), (run_dir / PREVIOUS, KEPT[CLAIMS])]
-    cited: dict[str, dict[str, None]] = {}
+    cited: dict[str, list[tuple[Part | None, int, int]]] = {}
     for folder, name in folders:
         if (folder / name).is_file():
             for c in _claims(folder, name).claims:
                 for e in c.evidence:
-                    cited.setdefault(e.path, {})[line_range(e.part, e.line_start, e.line_end)] = None
+                    cited.setdefault(e.path, []).append((e.part, e.line_start, e.line_end))
     records = {r.path: r for r in graph.records} if graph is not None else {}
     documents = []
     for path in sorted(cited):
         record = records.get(path)
         documents.append(SourceStatus(path=path, title=record.title if record else Path(path).name,
-                                      cited=list(cited[path]),
+                                      cited=line_ranges(cited[path]),
                                       superseded_by=_superseders(graph, record) if record else []))
     sources = RunSources(documents=documents)
     tmp = run_dir / f".{SOURCES}.tmp"
@@ -242,8 +260,10 @@ def _quote(c: Cited) -> str:
 def changes_markdown(changes: RunChanges) -> str:
     """changes.md: a count, then per section the claims new, gone or changed (earlier and later
     citation), then the sources superseded since the earlier run (its citation and the superseding one)."""
+    earlier = "the previous run of this topic (kept in previous/)" if Path(changes.earlier).name == PREVIOUS \
+        else f"the earlier run ({markdown_text(changes.earlier)})"
     lines = [f"# What changed: {markdown_text(changes.topic)}", "",
-             f"Since the earlier run ({markdown_text(changes.earlier)}): {changes.count('new')} claims new, "
+             f"Since {earlier}: {changes.count('new')} claims new, "
              f"{changes.count('gone')} gone, {changes.count('changed')} with changed cited lines; "
              f"{len(changes.superseded)} cited sources superseded since. Found from the claims' line hashes "
              "and the evidence graph, with no model call."]

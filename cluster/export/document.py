@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from retrieval.documents import Part, line_range
+from retrieval.documents import Part
 from retrieval.errors import RaystormError
 
 CITE = re.compile(r"\[(\d+)\]")
@@ -125,21 +125,10 @@ def parse_blocks(text: str) -> list[Block]:
 
 
 def _places(snippets: list[dict]) -> list[str]:
-    """One entry per page/slide/sheet (or one for a plain file): "p. 3, lines 12–18, 40", "lines 4–9, 12"."""
-    by_part: dict[Part | None, set[tuple[int, int]]] = {}
-    for s in snippets:
-        part = Part.model_validate(s["part"]) if s.get("part") else None
-        by_part.setdefault(part, set()).add((s["line_start"], s["line_end"]))
-    out = []
-    for part in sorted(by_part, key=lambda p: (p.number, p.name or "") if p else (0, "")):
-        spans = sorted(by_part[part])
-        first = line_range(part, *spans[0])
-        if len(spans) > 1:  # "lines 4–9" then the other ranges: "lines 4–9, 12, 20–22"
-            unit = first.rsplit(" ", 2)[-2]
-            first = first.replace(f"{unit} ", f"{unit.rstrip('s')}s ", 1)
-            first += "".join(f", {a}" if a == b else f", {a}–{b}" for a, b in spans[1:])
-        out.append(first)
-    return out
+    from agents.wiki.changes import line_ranges
+
+    return line_ranges([(Part.model_validate(s["part"]) if s.get("part") else None, s["line_start"], s["line_end"])
+                        for s in snippets])
 
 
 def reference_of(citation: dict) -> Reference:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import docx
@@ -103,3 +104,24 @@ def test_a_table_and_an_arabic_paragraph_keep_their_shape(tmp_path):
     # PDFium reads Arabic back in visual order, so only its letters are compared: each is a real glyph with
     # its Unicode value (a missing font would give none); the shaping is checked by eye (docs/screenshots)
     assert set("يبلغالخصملكلحادثفيضانألفيدولار") <= set(text), text
+
+
+def test_document_text_never_becomes_markup_and_a_missing_chromium_is_one_line(tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "report.md").write_text(
+        "# Flood &lt;script&gt;alert(1)&lt;/script&gt;\n\nA claim <img src=x onerror=alert(1)>.[1]\n\n"
+        "## References\n\n[1] x\n", encoding="utf-8")
+    (run_dir / "url_to_info.json").write_text(json.dumps({"citations": [
+        {"index": 1, "url": "javascript:alert(1)", "title": "<b>bold</b> title", "snippets": []}]}), encoding="utf-8")
+    done = raystorm(tmp_path, "export", str(run_dir), "--format", "html", "--out", str(tmp_path / "x.html"))
+    assert done.returncode == 0, done.stderr
+    html = (tmp_path / "x.html").read_text(encoding="utf-8")
+    assert "<script" not in html and "<img" not in html and "<b>" not in html and "href=\"javascript:" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "&lt;b&gt;bold&lt;/b&gt; title" in html
+    # no Chromium: one line that says what to do, for PDF only
+    done = raystorm(tmp_path, "export", str(run_dir), "--format", "pdf", env={"RAYSTORM_CHROMIUM": "/nonexistent"})
+    assert done.returncode == 1 and done.stderr.count("\n") == 1 and "RAYSTORM_CHROMIUM=/nonexistent" in done.stderr
+    bin_dir = Path(sys.executable).parent
+    done = raystorm(tmp_path, "export", str(run_dir), "--format", "pdf", env={"PATH": str(bin_dir)})
+    assert done.returncode == 1 and "needs Chromium and none is on PATH" in done.stderr, done.stderr
