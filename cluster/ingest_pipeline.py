@@ -36,7 +36,7 @@ import numpy as np
 
 from cluster.ingest_files import IngestFailed, parse_on_cluster
 from retrieval.config import StoreSettings
-from retrieval.errors import RaystormError
+from retrieval.errors import RaystormError, UsageError
 from retrieval.ingest import Ingestor, IngestPlan, IngestSummary, Progress, prune_roots
 from retrieval.loaders import Skipped, iter_files
 from retrieval.store import check_collection_name
@@ -119,11 +119,15 @@ def ingest_on_ray(ingestor: Ingestor, paths: Sequence[str | Path], collection: s
                   progress: Progress | None = None, on_skip: Callable[[Skipped], None] | None = None,
                   on_file: Progress | None = None, workers: int | None = None, batch_size: int = EMBED_BATCH
                   ) -> tuple[IngestSummary, PipelineStats]:
-    """Ingest `paths` on the Ray cluster this process has joined; `workers`: embedding actors, exactly
-    (default: the cluster's CPUs, at most one per `batch_size` passages). `on_file(files read, files)` and
+    """Ingest `paths` on the Ray cluster this process has joined; `workers`: embedding actors, exactly (at most
+    the cluster's CPUs; default: the cluster's CPUs, at most one per `batch_size` passages). `on_file(files read, files)` and
     `progress(passages embedded, to embed)` follow it."""
     started = time.perf_counter()
     check_collection_name(collection)
+    cpus = cluster_cpus()
+    if workers and workers > cpus:  # each actor takes one CPU: Ray Data would wait for CPUs that never come
+        raise UsageError(f"--embed-workers {workers}: the cluster has {cpus} CPU(s) and each embedding actor "
+                         f"takes one; ask for at most {cpus}")
     stats = PipelineStats()
     files, skipped = [], []
     for item in iter_files(list(paths)):
@@ -133,7 +137,7 @@ def ingest_on_ray(ingestor: Ingestor, paths: Sequence[str | Path], collection: s
     if files:
         if on_file:
             on_file(0, len(files))
-        for parsed in parse_on_cluster(files, ingestor.max_words, in_flight=2 * cluster_cpus(), on_file=on_file):
+        for parsed in parse_on_cluster(files, ingestor.max_words, in_flight=2 * cpus, on_file=on_file):
             if isinstance(parsed, Skipped):  # unreadable on this host, the one that was given the path
                 skipped.append(parsed)
                 continue
@@ -175,17 +179,15 @@ def _embed_and_write(ingestor: Ingestor, plan: IngestPlan, collection: str, stat
     # the whole pool is up before the first batch goes out (and an actor that cannot set up fails it here),
     # and an actor takes one batch at a time: each of the N actors asked for embeds, not only the first up
     ctx.wait_for_min_actors_s = ACTORS_START_S
-    total, cpus = len(plan.todo), cluster_cpus()
-    stats.workers = workers or min(cpus, max(1, total // batch_size))
-    # more actors than CPUs share them, so a pool of the size asked for always starts
-    actor_cpus = min(1.0, cpus / stats.workers)
+    total = len(plan.todo)
+    stats.workers = workers or min(cluster_cpus(), max(1, total // batch_size))
     # each actor gets batches even when the passages are few
     batch = max(1, min(batch_size, math.ceil(total / stats.workers)))
     rows = [{"index": i, "passage": pickle.dumps(p)} for i, p in enumerate(plan.todo)]
     blocks = min(total, max(stats.workers, min(math.ceil(total / batch), 8 * stats.workers)))
     embedded = ray.data.from_items(rows, override_num_blocks=blocks).map_batches(
         EmbedWorker, fn_constructor_kwargs={"settings": ingestor.settings, "collection": collection},
-        compute=ActorPoolStrategy(size=stats.workers, max_tasks_in_flight_per_actor=1), num_cpus=actor_cpus,
+        compute=ActorPoolStrategy(size=stats.workers, max_tasks_in_flight_per_actor=1), num_cpus=1,
         batch_size=batch, batch_format="numpy")  # Ray Data's default scheduling spreads the actors over the nodes
     by_worker, by_seconds = Counter(), Counter()
     for out in embedded.iter_batches(batch_size=None, batch_format="numpy"):

@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "this process, the fastest on one machine)")
     g.add_argument("--distributed", action="store_true", help="run the pipeline on a local Ray even without an address")
     g.add_argument("--embed-workers", type=count(1, 4096), default=None, metavar="N",
-                   help="embedding actors of the pipeline, exactly N (more than the cluster's CPUs share them; "
+                   help="embedding actors of the pipeline, exactly N, one CPU each (at most the cluster's CPUs; "
                         "default: the cluster's CPUs, at most one per 64 passages)")
     add_store_arguments(p)
     p.set_defaults(func=run)

@@ -4,7 +4,8 @@
   that refuses is named with the node that could not reach it;
 - a refused join names the setting missing on this host: no token anywhere, or RAY_AUTH_MODE set
   to something other than token;
-- an ingest that could not read a file it was asked for exits 3 naming it, unless --allow-skips.
+- an ingest that could not read a file it was asked for exits 3 naming it, unless --allow-skips;
+- more embedding actors than the cluster has CPUs are refused before anything is read.
 """
 
 from __future__ import annotations
@@ -61,3 +62,18 @@ def test_an_ingest_that_could_not_read_a_file_exits_3_unless_allowed(tmp_path, c
     assert main(args) == 3
     assert f"1 file(s) asked for could not be read on this host: {missing}" in capsys.readouterr().err
     assert main([*args, "--allow-skips"]) == 0
+
+
+def test_more_embedding_workers_than_cpus_is_refused_before_any_work(ray_cluster, tmp_path):
+    from cluster.ingest_pipeline import cluster_cpus, ingest_on_ray
+    from retrieval.config import StoreSettings
+    from retrieval.errors import UsageError
+    from retrieval.ingest import Ingestor
+
+    ingestor = Ingestor(StoreSettings.resolve(str(tmp_path / "home")))
+    try:
+        with pytest.raises(UsageError, match=rf"--embed-workers {cluster_cpus() + 1}: the cluster has"):
+            ingest_on_ray(ingestor, [CORPUS], "too-many", workers=cluster_cpus() + 1)
+        assert not ingestor.store.exists("too-many")
+    finally:
+        ingestor.store.close()
