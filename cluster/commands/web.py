@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
+import sys
 import time
 
 from cluster.commands.common import add_store_arguments, collection_name, info, run_async
@@ -86,12 +88,16 @@ def _on_cluster(args: argparse.Namespace, token: str | None, gate) -> int:
 
     connect(args.address)
     options = {k: v for k, v in vars(args).items() if k != "func"}
-    serve.start(http_options={"host": args.host, "port": args.port}, logging_config={"log_level": "WARNING"})
-    started = time.monotonic()
-    serve.run(WebApp.bind(options, token, gate.model_dump()), name="raystorm-web", route_prefix="/")
-    info(f"raystorm web: collection '{args.collection}' at http://{_url_host(args.host)}:{args.port} on the "
-         f"cluster at {resolve_address(args.address)} (ready in {time.monotonic() - started:.1f} s); Ctrl-C stops it")
+    # SIGTERM as Ctrl-C, from here on (a stop may come while the app is still deploying): the app comes off
+    # the cluster (finally, below) instead of outliving the command
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
+        serve.start(http_options={"host": args.host, "port": args.port}, logging_config={"log_level": "WARNING"})
+        started = time.monotonic()
+        serve.run(WebApp.bind(options, token, gate.model_dump()), name="raystorm-web", route_prefix="/")
+        info(f"raystorm web: collection '{args.collection}' at http://{_url_host(args.host)}:{args.port} on the "
+             f"cluster at {resolve_address(args.address)} (ready in {time.monotonic() - started:.1f} s); Ctrl-C "
+             "stops it")
         while True:
             time.sleep(3600)
     finally:
