@@ -63,11 +63,13 @@ async def _serve(session, server, args: argparse.Namespace, token: str | None, g
     session.open()  # one store, one set of models for every request
     try:
         if args.transport == "stdio":
+            session.store.note("serving its MCP client over stdio")  # what a command that waits is told
             await server.run_stdio_async()
             return 0
         from cluster.web.http import serve_http
 
         info(f"raystorm mcp: collection '{args.collection}' at http://{args.host}:{args.port}/mcp")
+        session.store.note(f"serving MCP at http://{args.host}:{args.port}/mcp")
         # the gate first (host, origin, body size: one-line 403/413), then the token, then the SDK's own checks
         await serve_http(Gate(with_token(server.streamable_http_app(), token), gate), args.host, args.port)
         return 0

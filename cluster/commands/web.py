@@ -68,8 +68,10 @@ async def _here(session, args: argparse.Namespace, token: str | None, gate) -> i
     session.open()
     try:
         app = create_app(lambda: session, lambda: token, lambda: gate)
-        info(f"raystorm web: collection '{args.collection}' at http://{_url_host(args.host)}:{args.port} "
-             f"(ready in {time.monotonic() - started:.1f} s); Ctrl-C stops it")
+        url = f"http://{_url_host(args.host)}:{args.port}"
+        info(f"raystorm web: collection '{args.collection}' at {url} (ready in {time.monotonic() - started:.1f} s); "
+             "Ctrl-C stops it")
+        session.store.note(f"serving {url}: its API answers search and ask (/docs)")  # for a command that waits
         await serve_http(app, args.host, args.port)
         return 0
     finally:
