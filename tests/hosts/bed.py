@@ -79,6 +79,7 @@ def unavailable_reason() -> str | None:
     if shutil.which("ip") is None:
         return "no `ip` command (iproute2)"
     probe = f"{PREFIX}-probe"
+    subprocess.run(["ip", "netns", "del", probe], capture_output=True)  # a probe a killed run left
     added = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
     if added.returncode != 0:
         return f"`ip netns add` is not allowed here: {added.stderr.strip()}"
@@ -101,6 +102,7 @@ class Bed:
     # --- life cycle -------------------------------------------------------------------------------------
     def up(self) -> None:
         """Namespaces, bridge, addresses, then a Ray head and two workers; torn down again on failure."""
+        self.down()  # what a killed earlier run left (the names are the bed's own)
         try:
             self._network_up()
             self._ray_up()
