@@ -1,16 +1,20 @@
 """Answers per kind of corpus: answered share, accuracy of the answered, accuracy over all, calibration, held out.
 
-    python -m scripts.bench_answers                       # musique, hotpotqa (../shared/data), tests/data/regulatory
+    python -m scripts.bench_answers                       # musique, hotpotqa (../shared/data), regulatory, prose
+    python -m scripts.bench_answers --sets regulatory prose CFR_DIR   # the three document families
     python -m scripts.bench_answers --sets regulatory --limit 20
     PYTHONPATH=CHECKOUT python -m scripts.bench_answers --out-dir bench-answers-before   # another checkout's code
 
 Each set is ingested in this process (a multi-hop set from its corpus.json; the regulatory set from its
 Markdown files, so the evidence graph orders its editions) and every question is asked with the chain
 strategy and the extractive model; one JSON line per question goes to OUT_DIR/<set>.jsonl (a rerun reuses it:
-delete the file to measure again). Then the abstention threshold is chosen by cross-validation over all sets
-together (folds: the regulatory set's own, by form family; the multi-hop sets' questions interleaved): each
-held-out fold is answered at the threshold that maximised the other folds' utility (a right answer +1, a wrong
-one -1, an abstention 0). Each line also holds the evidence the answer layer read (but for a change, which
+delete the file to measure again). Then the abstention threshold is chosen leaving one family out: each set
+(a family of documents written one way: the generator's templates `regulatory`, the hand-written `prose`
+family in tests/data/regulatory_prose, the public-domain Regulation C editions that
+scripts/calibrate/make_cfr_family.py builds, MuSiQue, HotpotQA) is answered at the threshold that maximised
+the other sets' utility (a right answer +1, a wrong one -1, an abstention 0), so no family is scored at a
+threshold it chose. Per family: the reliability table (confidence bucket: how many, how many right) and
+the share right among the answers above the threshold, which should be at least the threshold. Each line also holds the evidence the answer layer read (but for a change, which
 is two answers), so `scripts/calibrate/calibrate_answers.py OUT_DIR/*.jsonl` refits the weights on all sets. Right: F1 >= 0.5 on the multi-hop sets; on the regulatory set, the answer states the
 gold value, normalised ("$300" = "three hundred dollars"), and for a change both values, old then new.
 The scoring reads this checkout's agents/answer/values.py whatever code answers.
@@ -29,6 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 REGULATORY = ROOT / "tests" / "data" / "regulatory"
+PROSE = ROOT / "tests" / "data" / "regulatory_prose"
 FOLDS = 5
 THRESHOLDS = [round(0.05 * i, 2) for i in range(0, 20)]  # scripts/calibrate/calibrate_answers.py's grid (not imported:
 # it needs this checkout's agents, and the answering code may be another checkout's)
@@ -65,7 +70,7 @@ def right_value(answer: str | None, golds: list[str], kind: str) -> bool:
 
 def load_questions(name: str, data: Path) -> tuple[list[dict], object]:
     """(questions as {id, question, answers, kind, fold}, what to ingest: documents or Markdown paths)."""
-    folder = REGULATORY if name == "regulatory" else Path(name)
+    folder = {"regulatory": REGULATORY, "prose": PROSE}.get(name) or Path(name)
     if (folder / "docs").is_dir():  # Markdown documents and their questions (another set like the regulatory one)
         raw = json.loads((folder / "questions.json").read_text(encoding="utf-8"))["questions"]
         return raw, sorted((folder / "docs").glob("*.md"))
@@ -144,10 +149,14 @@ def utility(records: list[dict], t: float) -> float:
     return sum(1 if r["right"] else -1 for r in records if r["verified"] and r["confidence"] >= t)
 
 
-def figures(records: list[dict], thresholds: dict[int, float]) -> dict:
-    answered = [r for r in records if r["verified"] and r["confidence"] >= thresholds[r["fold"]]]
+def choose(records: list[dict]) -> float:
+    return max(THRESHOLDS, key=lambda t: (utility(records, t), -t))
+
+
+def figures(records: list[dict], threshold: float) -> dict:
+    answered = [r for r in records if r["verified"] and r["confidence"] >= threshold]
     mean = lambda xs: round(statistics.fmean(xs), 3) if xs else 0.0  # noqa: E731
-    out = {"n": len(records), "answered": mean([r in answered for r in records]),
+    out = {"n": len(records), "threshold": threshold, "answered": mean([r in answered for r in records]),
            "right_of_answered": mean([r["right"] for r in answered]),
            "right_of_all": mean([r["right"] and r in answered for r in records]),
            "right_no_abstention": mean([r["right"] for r in records]),
@@ -156,15 +165,17 @@ def figures(records: list[dict], thresholds: dict[int, float]) -> dict:
     for kind in kinds:  # the regulatory kinds: right over all (abstention 0) and answered share
         mine = [r for r in records if r["kind"] == kind]
         out[kind] = {"n": len(mine), "right_of_all": mean([r["right"] and r in answered for r in mine]),
-                     "answered": mean([r in answered for r in mine])}
+                     "answered": mean([r in answered for r in mine]),
+                     "right_of_answered": mean([r["right"] for r in mine if r in answered])}
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("--data", default=str(DEFAULT_DATA), help="folder holding musique/ and hotpotqa/")
-    p.add_argument("--sets", nargs="+", default=["musique", "hotpotqa", "regulatory"],
-                   help="musique, hotpotqa (from --data), regulatory, or a folder with docs/*.md and questions.json")
+    p.add_argument("--sets", nargs="+", default=["musique", "hotpotqa", "regulatory", "prose"],
+                   help="musique, hotpotqa (from --data), regulatory, prose, or a folder with docs/*.md and "
+                        "questions.json (e.g. the one scripts/calibrate/make_cfr_family.py writes)")
     p.add_argument("--limit", type=int, default=None, help="only the first N questions of each set")
     p.add_argument("--out-dir", default="bench-answers")
     p.add_argument("--data-dir", default=None, help="raystorm data dir (default $RAYSTORM_HOME)")
@@ -173,27 +184,32 @@ def main(argv: list[str] | None = None) -> int:
     from agents.multihop.evaluation import confidence_buckets
 
     Path(args.out_dir).mkdir(parents=True, exist_ok=True)
-    records = {name: run_set(name, args) for name in args.sets}
+    records = {Path(name).name: run_set(name, args) for name in args.sets}
     every = [r for rs in records.values() for r in rs]
-    chosen = {}
-    for fold in range(FOLDS):  # the threshold for fold k, chosen on the other folds of every set
-        train = [r for r in every if r["fold"] != fold]
-        chosen[fold] = max(THRESHOLDS, key=lambda t: (utility(train, t), -t))
-    print(f"thresholds per held-out fold (chosen on the other folds of all sets): {chosen}")
-    print(f"threshold on all: {max(THRESHOLDS, key=lambda t: (utility(every, t), -t))}")
-    print(f"{'set':<11} {'n':>4} {'answered':>8} {'right/ans':>9} {'right/all':>9} {'no abst.':>8} {'F1 no abst.':>11}")
+    # leave one family out: each set's threshold is chosen on all the other sets
+    chosen = {name: choose([r for other, rs in records.items() if other != name for r in rs]) for name in records}
+    print(f"threshold per held-out family (chosen on the other families): {chosen}")
+    print(f"threshold on all: {choose(every)}")
+    print(f"{'family':<16} {'n':>4} {'answered':>8} {'right/ans':>9} {'right/all':>9} {'no abst.':>8} {'F1 no abst.':>11}")
+    report = {}
     for name, rs in records.items():
-        f = figures(rs, chosen)
-        print(f"{name:<11} {f['n']:>4} {f['answered']:>8.3f} {f['right_of_answered']:>9.3f} "
+        f = report[name] = figures(rs, chosen[name])
+        print(f"{name:<16} {f['n']:>4} {f['answered']:>8.3f} {f['right_of_answered']:>9.3f} "
               f"{f['right_of_all']:>9.3f} {f['right_no_abstention']:>8.3f} {f['F1_no_abstention']:>11.3f}")
         for kind in ("named", "current", "change"):
             if kind in f:
                 print(f"  {kind:<9} n {f[kind]['n']:>3}  right over all {f[kind]['right_of_all']:.3f}  "
-                      f"answered {f[kind]['answered']:.3f}")
+                      f"answered {f[kind]['answered']:.3f}  right of answered {f[kind]['right_of_answered']:.3f}")
         buckets = confidence_buckets([(r["confidence"], r["right"]) for r in rs if r["verified"]])
-        print("  calibration (confidence: n @ share right): " +
+        f["reliability"] = buckets
+        print("  reliability (confidence: n @ share right): " +
               "  ".join(f"{b}: {v['n']:.0f} @ {v['right']:.2f}" for b, v in buckets.items()))
-    print(json.dumps({name: figures(rs, chosen) for name, rs in records.items()}))
+        above = [r for r in rs if r["verified"] and r["confidence"] >= chosen[name]]
+        share = statistics.fmean(r["right"] for r in above) if above else None
+        print(f"  above the threshold {chosen[name]:.2f}: {len(above)} answers, "
+              + (f"right {share:.2f} ({'holds' if share >= chosen[name] else 'BELOW the threshold'})"
+                 if share is not None else "none"))
+    print(json.dumps(report))
     return 0
 
 

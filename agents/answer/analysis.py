@@ -49,6 +49,13 @@ _ANY_WH = re.compile(r"\b(which|name)\b", re.I)
 # Relative timing: "When does coverage begin after the rider is purchased?" asks for a duration.
 _RELATIVE_TIME = re.compile(r"\b(begin|begins|start|starts|end|ends|expire|expires|apply|applies|lapse|lapses|"
                             r"kick in|take effect|takes effect)\b.*\b(after|before|following|from)\b", re.I)
+# A source or scope named before the question proper ("Under Bulletin B-2016-04, ...", "According to the 2018
+# edition of Form HO-3, ..."): no question word in it, a comma after it.
+_SCOPE = re.compile(rf"^\W*(?:under|according to|in|per|pursuant to|as of|for|based on|as (?:set|stated) (?:in|by))\s+"
+                    rf"[^?]{{1,100}}?,\s*(?=(?:(?:in|within|for|at|by|on|under|to|from|after|before)\s+)?(?:{_WH})\b)",
+                    re.I)
+_COUNTED_TIME = re.compile(r"\s+many\s+(?:business|calendar|working|full|consecutive|additional|further|banking|"
+                           r"school|court)\s+(?:days?|weeks?|months?|years?|hours?)\b", re.I)
 _TIME_UNITS = frozenset("second seconds minute minutes hour hours day days week weeks month months year years "
                         "decade decades business-day business-days".split())
 # Words that end the wh-phrase's noun phrase ("what city [are the offices ...]").
@@ -62,13 +69,13 @@ _SKIP = re.compile(r"^(?:(?:is|was|are|were|'s)\s+)?(?:(?:the|a|an)\s+)?(?:(?:ki
 _HEADS: dict[str, tuple[AnswerType, Measure]] = {}
 for _words, _typed in [
     ("year date month decade century day", ("date", "")),
-    ("period duration wait waiting lifespan tenure delay runtime", ("number", "duration")),
+    ("period duration wait waiting lifespan tenure delay runtime deadline", ("number", "duration")),
     ("deductible limit sublimit fee cost price premium amount payment payout charge fine salary wage budget "
      "revenue debt payable copay copayment coinsurance reimbursement allowance rent tax toll fare worth", ("number", "amount")),
     ("population capacity attendance enrollment enrolment membership", ("number", "count")),
     ("height length distance weight speed temperature snowfall rainfall precipitation elevation altitude "
      "depth width", ("number", "size")),
-    ("percentage percent share", ("number", "percent")),
+    ("percentage percent share interest rate", ("number", "percent")),
     ("age figure value threshold floor cap ceiling minimum maximum", ("number", "")),
     (" ".join(SIZE_UNITS), ("number", "size")),
     (" ".join(TIME_UNITS - {"day", "month", "year", "decade"}), ("number", "duration")),
@@ -167,6 +174,8 @@ def asked_type(question: str) -> tuple[AnswerType, Measure, list[str]]:
     place); and that phrase's words ("Who is the spouse of X?" -> spouse)."""
     clause = [c for c in _CLAUSES.split(question) if c.strip()]
     asking = next((c for c in reversed(clause) if re.search(rf"\b({_WH})\b", c, re.I)), question)
+    # "Under Bulletin B-2016-04, within how many ...": the source named up front is not the asking clause
+    asking = _SCOPE.sub("", asking, count=1)
     m = _FRONTED.match(asking) or _WHAT.search(asking) or _IN_PLACE.search(asking) or _ANY_WH.search(asking)
     if not m:
         return "free_text", "", []
@@ -186,6 +195,8 @@ def asked_type(question: str) -> tuple[AnswerType, Measure, list[str]]:
             return "date", "", []
         if how.group(1).lower() == "many" and (how.group(2) or "").lower() in _TIME_UNITS:
             return "number", "duration", []
+        if how.group(1).lower() == "many" and _COUNTED_TIME.match(rest):
+            return "number", "duration", []  # "how many business days", "how many calendar months"
         if how.group(1).lower() == "far" and re.match(r"\s+far\s+(?:in advance|ahead|beforehand)", rest, re.I):
             return "number", "duration", []  # "how far in advance must notice be given"
         return "number", _HOW[how.group(1).lower()], head[1:]  # type: ignore[return-value]
@@ -312,7 +323,7 @@ def fits_measure(text: str, measure: str) -> bool:
     if measure == "duration":
         return duration
     if measure == "amount":
-        return money
+        return money or percent
     if measure == "size":
         return size
     if measure == "percent":

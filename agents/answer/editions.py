@@ -31,7 +31,13 @@ _EDITION = r"(?:edition|version|revision|rev\.?|issue|release)"
 _MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december"]
 _DATE = r"((?:" + "|".join(m.title() for m in _MONTHS) + r")\s+\d{1,2},\s*\d{4}|\d{4}-\d{2}-\d{2})"
-_NAMED = re.compile(rf"\b{_EDITION}s\s+{_LABEL}\s*(?:,|and|to|&|vs\.?|versus)\s+{_LABEL}(?![\w-])"
+# a document named by its number: "Bulletin B-2016-04", "Circular 7/2019", "Notice No. 2021-3"; or a document
+# of a series told apart by its date: "Rule 12 effective January 1, 2017"
+_DOCUMENT = r"(?:bulletin|circular|notice|memo(?:randum)?|directive|order|advisory|letter)"
+_NUMBER = r"([A-Z]{0,3}-?\d{1,4}(?:[-/.]\d{1,4}){1,2})"
+_NAMED = re.compile(rf"\b{_DOCUMENT}\s+(?:no\.?\s*|number\s+)?{_NUMBER}(?![\w-])"
+                    rf"|\b(?:rule|form|schedule|manual|section)\s+[\w.-]+\s+(?:effective|dated|as of|issued)\s+{_DATE}"
+                    rf"|\b{_EDITION}s\s+{_LABEL}\s*(?:,|and|to|&|vs\.?|versus)\s+{_LABEL}(?![\w-])"
                     rf"|\b{_EDITION}\s+(?:no\.?\s*|number\s+)?{_LABEL}(?![\w-])"
                     rf"|(?<![\w-]){_LABEL}\s+{_EDITION}\b"
                     rf"|\b{_EDITION}\s+(?:effective|dated|of|issued|in force on|from)\s+{_DATE}"
@@ -40,6 +46,8 @@ _CHANGE = re.compile(r"\b(chang(?:e|ed|es|ing)|differ(?:s|ed|ence|ences)?|compar
                      r"increased?|decreased?|went from)\b", re.I)
 _CURRENT = re.compile(r"\b(current|currently|now|today|in force|in effect|presently|at present|latest|"
                       r"as it stands|at this time)\b", re.I)
+# "How did X change?" with no edition named: from the superseded value to the one in force
+_HOW_CHANGED = re.compile(r"\W*how\s+(?:did|has|have|was|were)\b.*\bchang(?:e|ed)\b", re.I)
 Kind = Literal["", "current", "named", "change"]
 DEPTH = 4  # a view reads this many times k hits to keep k of its edition
 
@@ -50,9 +58,11 @@ class EditionAsk(BaseModel):
 
 
 def edition_ask(question: str) -> EditionAsk:
+    """What the question asks of editions: a named one (an edition label or a document's number), the one in
+    force, the change between two, or nothing."""
     labels = [g for m in _NAMED.finditer(question) for g in m.groups() if g]
-    if _CHANGE.search(question) and (labels or _CURRENT.search(question) or re.search(r"\beditions?\b",
-                                                                                        question, re.I)):
+    if _CHANGE.search(question) and (labels or _CURRENT.search(question) or _HOW_CHANGED.match(question)
+                                     or re.search(r"\beditions?\b", question, re.I)):
         return EditionAsk(kind="change", editions=labels[:2])
     if labels:
         return EditionAsk(kind="named", editions=labels[:1])
@@ -95,6 +105,7 @@ class EditionView:
         if mode == "named" and not label:
             raise ValueError("a named edition needs its label")
         self.inner, self.mode, self.label = inner, mode, label
+        self.unnamed = False  # a search found no document that names the edition or document asked for
 
     async def search(self, query: str, k: int = 5, flt: SearchFilter | None = None) -> list[SearchHit]:
         hits = await self.inner.search(query, k=k * DEPTH, flt=flt)
@@ -103,6 +114,7 @@ class EditionView:
             best = max((s for s, _ in scored), default=0)
             docs = list(dict.fromkeys(h.passage.doc_id for s, h in scored if s and s == best))
             if not docs:  # "2019-10" over a bare "2019" when some say it
+                self.unnamed = True
                 return []
             # the edition's documents searched on their own: its passages are not crowded out by the others'
             # (the corpus ranks superseded editions last)
@@ -133,8 +145,9 @@ _ASKING = re.compile(r"^\W*(?:how|what|in what way)\s+(?:did|has|have|does|do|wa
 
 def value_question(question: str) -> str:
     """A change question asked of one edition: its edition phrases, change verb and question word out, what is
-    left asked as a value ("How did the limit on X change from the 2019 edition to the 2023 edition of Form
-    C?" -> "What value is stated for: the limit on X of Form C?")."""
+    left asked as a plain question ("How did the limit on X change from the 2019 edition to the 2023 edition
+    of Form C?" -> "What is the limit on X of Form C?"), so the value is read where the question's own words
+    are, not from any line that states a number (a numbered comment's "2.")."""
     q = _NAMED.sub(" ", question)
     q = re.sub(r"\b(?:the\s+)?editions?\b", " ", q, flags=re.I)
     for _ in range(3):
@@ -144,7 +157,7 @@ def value_question(question: str) -> str:
     clauses = [c for c in re.split(r"\s*,\s*", q.strip(" ?.")) if c]
     clauses = [_ASKING.sub("", c) for c in clauses]
     rest = ", ".join(c for c in clauses if c)
-    return f"What value is stated for: {rest}?"
+    return f"What is {rest}?"
 
 
 def measure_of(short_answer: str | None) -> str | None:

@@ -228,7 +228,9 @@ def states(text: str, answer: str) -> bool:
 
 
 # the kind of value a question's measure asks for (agents.answer.analysis.Measure)
-MEASURE_KINDS = {"amount": ("money",), "percent": ("percent",), "duration": ("duration",), "size": ("size",),
+# an amount may be written as a share of another one: a deductible of "2 percent of the Coverage A limit", a
+# charge of "eighteen percent (18%) a year"
+MEASURE_KINDS = {"amount": ("money", "percent"), "percent": ("percent",), "duration": ("duration",), "size": ("size",),
                  "count": ("count",), "": ("money", "percent", "duration", "size", "count")}
 
 

@@ -64,7 +64,11 @@ async def ask(question: str, strategy: StrategyChoice, lm: LanguageModel, retrie
     if editions.kind == "change":  # each edition asked for a value ('' any measure, unless one is known)
         return await answer_change(question, editions, retriever,
                                    lambda asked, view, measure: one(asked, view, measure or ""))
-    answer = await one(question, view_for(editions, retriever))
+    view = view_for(editions, retriever)
+    answer = await one(question, view)
+    if answer.abstained and getattr(view, "unnamed", False):  # say what is missing, not only that nothing was found
+        answer = answer.model_copy(update={"abstain_reason": f"no document found names '{editions.editions[0]}': "
+                                                             f"is it in the collection? ({answer.abstain_reason})"})
     if editions.kind == "current":  # the value it replaced, shown as history
         return await with_history(answer, retriever, lambda view, measure: one(question, view, measure or ""))
     return answer

@@ -18,7 +18,7 @@ _CODE = r"\b([A-Z]{1,4}-\d{1,4}(?:-\d{1,4})?)\b"
 _URL = r"https?://[^\s)>\]\"']+"
 REFERENCE = re.compile(rf"{_BULLETIN}|{_CODE}|({_URL})")
 _SECTIONS = re.compile(
-    r"\b(?:[Ss]ections?|[Pp]arts?|[Rr]ules?|[Aa]rticles?|§§?)\s+"
+    r"\b(?:[Ss]ections?|[Pp]arts?|[Rr]ules?|[Aa]rticles?|[Pp]aragraphs?|§§?)\s+"
     r"((?:[0-9A-Z][0-9A-Za-z.]*)(?:\s*(?:,|and|or|&)\s*(?:[0-9A-Z][0-9A-Za-z.]*))*)")
 _QUOTED_SECTION = re.compile(r"\b[Ss]ections?\s+[\"“']([^\"”']+)[\"”']")
 _TOPIC = re.compile(r"\bthe ([a-z][a-z ]{2,40}?) (?:stated|set|given|printed|fixed) (?:in|by)\s*$")
@@ -104,7 +104,7 @@ def section_matches(spec: str, heading: str) -> bool:
     if not s:
         return False
     if re.fullmatch(r"[0-9a-z]{1,4}(?:\.[0-9]+)?", s):
-        return bool(re.match(rf"^(?:section|part|rule|article|§)?\s*{re.escape(s)}(?:[.:)\s]|$)", h))
+        return bool(re.match(rf"^(?:section|part|rule|article|paragraph|§)?\s*{re.escape(s)}(?:[.:)\s]|$)", h))
     return h == s or h.endswith(" " + s) or s in h
 
 
@@ -119,18 +119,27 @@ _EDITION_WORDS = re.compile(r"\b(?:(?:19|20)\d{2}|edition|ed\.|revised|revision|
                             re.IGNORECASE)
 
 
+# an edition label written month/year, as printed on forms: "edition 09/18", "ed. 03/2021"
+_MONTH_YEAR = re.compile(r"(?<![\d/])(0?[1-9]|1[0-2])/(\d{2}|(?:19|20)\d{2})(?![\d/])")
+
+
 def title_family(title: str) -> str | None:
-    """The title with what varies between editions taken out (years, "edition", "rev. 2", the number of
-    a form code): two documents with the same result are candidate editions of one family."""
+    """The title with what varies between editions taken out (years, "edition", "rev. 2", a month/year label,
+    the number of a form code): two documents with the same result are candidate editions of one family."""
     text = re.sub(r"\b([A-Z]{1,4})-\d{1,4}\b", r"\1-#", title)  # FR-10, FR-12 -> FR-#
-    text = _DATE.sub(" ", text)
+    text = _MONTH_YEAR.sub(" ", _DATE.sub(" ", text))
     text = _EDITION_WORDS.sub(" ", text)
     words = re.findall(r"[a-z0-9#-]+", text.lower())
     return " ".join(words) if len(words) >= 2 else None
 
 
 def edition_hint(title: str) -> str | None:
-    """What orders editions when no `edition:` is given: "2023 edition", "rev. 2", a form code's number."""
+    """What orders editions when no `edition:` is given: "2023 edition", "rev. 2", "edition 09/18" (as
+    2018-09), a form code's number."""
+    label = _MONTH_YEAR.search(title)
+    if label:
+        month, year = int(label.group(1)), label.group(2)
+        return f"{year if len(year) == 4 else '20' + year}-{month:02d}"
     m = re.search(r"\b(?:rev(?:ision)?\.?|version|v|edition|issue)\s*(\d+(?:\.\d+)*)", title, re.IGNORECASE) \
         or re.search(r"\b((?:19|20)\d{2})\b", title) or re.search(r"\b[A-Z]{1,4}-(\d{1,4})\b", title)
     return m.group(1) if m else None
