@@ -12,3 +12,4 @@ def two_hop_corpus(tmp_path_factory):
     corpus = TwoHop(ingest_two_hop(tmp_path_factory.mktemp("answer-home")))
     yield corpus
     corpus.close()
+

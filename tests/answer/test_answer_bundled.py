@@ -11,6 +11,7 @@ import pytest
 
 from agents.answer.fusion import CALIBRATION, STATED, calibrated
 from agents.answer.layer import MIN_CONFIDENCE
+from tests.support.multihop_helpers import ingested_home
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "retrieval" / "example_corpus"
 COLLECTION = "example"
@@ -18,16 +19,7 @@ COLLECTION = "example"
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory):
-    from retrieval.config import StoreSettings
-    from retrieval.ingest import Ingestor
-
-    settings = StoreSettings.resolve(str(tmp_path_factory.mktemp("bundled-home")))
-    ingestor = Ingestor(settings)
-    try:
-        ingestor.ingest_paths([EXAMPLE], COLLECTION)
-    finally:
-        ingestor.store.close()
-    return str(settings.data_dir)
+    return ingested_home(tmp_path_factory, EXAMPLE, COLLECTION)
 
 
 def _ask(home: str, question: str, capsys) -> dict:

@@ -13,6 +13,7 @@ import pytest
 
 from agents.answer.values import parse_value, same_value, values_in
 from retrieval.graph.references import edition_hint, title_family
+from tests.support.multihop_helpers import ingested_home
 
 PROSE = Path(__file__).resolve().parents[1] / "data" / "regulatory_prose" / "docs"
 COLLECTION = "prose"
@@ -20,16 +21,7 @@ COLLECTION = "prose"
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory):
-    from retrieval.config import StoreSettings
-    from retrieval.ingest import Ingestor
-
-    settings = StoreSettings.resolve(str(tmp_path_factory.mktemp("prose-home")))
-    ingestor = Ingestor(settings)
-    try:
-        ingestor.ingest_paths([PROSE], COLLECTION)
-    finally:
-        ingestor.store.close()
-    return str(settings.data_dir)
+    return ingested_home(tmp_path_factory, PROSE, COLLECTION)
 
 
 def _ask(home: str, question: str, capsys) -> dict:
