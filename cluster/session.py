@@ -215,7 +215,7 @@ class Session:
             before_rerun(self.runs / job.run_id)  # as `raystorm report` does: the page shows what changed
             summary = await run_topic(job.topic, runtime, str(self.runs), options,
                                       progress=lambda event: job.events.append(event.line()))
-            after_run(self.runs / job.run_id, self.store, self.collection)  # reads files and the graph: ms
+            after_run(self.runs / job.run_id, self.graph())  # reads files and the graph: ms
             job.state, job.directory = "done", summary.directory
         except asyncio.CancelledError:
             job.state, job.error = "failed", "cancelled: the server stopped; start it again to resume"

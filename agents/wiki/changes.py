@@ -216,16 +216,18 @@ def changes_since_previous(run_dir: Path) -> RunChanges | None:
 
 
 def _superseders(graph, record) -> list[Superseder]:
-    out = []
+    out: dict[tuple[str, str], Superseder] = {}
     for e in graph.edges:
         target = graph.nodes.get(e.target)
         if e.type != "supersedes" or target is None or target.doc != record.node_id:
             continue
         newer = graph.nodes.get(graph.nodes[e.source].doc) if e.source in graph.nodes else None
-        out.append(Superseder(title=newer.title if newer else e.source, effective=e.effective,
-                              scope="in full" if target.kind == "document" else target.title,
-                              where=f"{Path(e.path).name}, {line_range(e.part, e.line_start, e.line_end)}"))
-    return out
+        title, scope = newer.title if newer else e.source, "in full" if target.kind == "document" else target.title
+        # one document may name the same section twice (a header line and its text): said once
+        out.setdefault((title, scope), Superseder(
+            title=title, scope=scope, effective=e.effective,
+            where=f"{Path(e.path).name}, {line_range(e.part, e.line_start, e.line_end)}"))
+    return list(out.values())
 
 
 def record_sources(run_dir: Path, graph) -> RunSources:

@@ -42,15 +42,28 @@ def before_rerun(run_dir: Path) -> bool:
     return keep_previous(run_dir)
 
 
-def after_run(run_dir: Path, store, collection: str) -> Path | None:
-    """Record what the collection's evidence graph (in the open `store`) says of the run's cited places;
-    when an earlier run was kept in previous/, write changes.md against it. Returns changes.md's path."""
-    from agents.wiki.changes import changes_since_previous, record_sources, write_changes
+def collection_graph(store, collection: str):
+    """The collection's evidence graph from the open `store` (None when it has none); a report does not
+    change it, so it is read once, before the topics run."""
     from retrieval.graph.store import GraphStore
+
+    graphs = GraphStore(store)
+    return graphs.load(collection) if graphs.exists(collection) else None
+
+
+def after_run(run_dir: Path, graph) -> Path | None:
+    """Record what the evidence graph (`graph`, None: none) says of the documents the run cites; when an
+    earlier run was kept in previous/, write changes.md against it. Returns changes.md's path, or None."""
+    from agents.wiki.changes import changes_since_previous, record_sources, write_changes
 
     if not (run_dir / "report.claims.json").is_file():
         return None  # a topic the corpus says nothing about: no claims, nothing to compare
-    graphs = GraphStore(store)
-    record_sources(run_dir, graphs.load(collection) if graphs.exists(collection) else None)
+    record_sources(run_dir, graph)
     changes = changes_since_previous(run_dir)
     return write_changes(run_dir, changes) if changes is not None else None
+
+
+def changed_line(run_dir: Path, graph) -> str | None:
+    """`after_run`, said as the line `raystorm report` prints (None when there was no earlier run)."""
+    changed = after_run(run_dir, graph)
+    return f"what changed since the previous run: {changed}" if changed is not None else None
