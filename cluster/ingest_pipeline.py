@@ -73,19 +73,24 @@ class EmbedWorker:
         node = f"{ray.util.get_node_ip_address()} ({ray.get_runtime_context().get_node_id()[:8]})"
         # this host's own cache: settings.models_dir is under the driver's data dir, a path of its host
         models = model_cache_root()
+        # A failure here is raised by the first batch, not by the constructor: Ray prints a constructor's
+        # error with its whole traceback on the driver's terminal; a batch's comes back to `_failure`.
+        self.setup_error: WorkerSetupFailed | None = None
         try:
             self.dense = DenseEmbedder(settings.dense_model, None, threads=1, cache_size=0)
             self.sparse = SparseEmbedder(models)
-            self.dense.embed(["model check"])  # fail here, once, not in the middle of a batch
+            self.dense.embed(["model check"])  # here, once, not in the middle of a batch
             self.sparse.embed(["model check"])
             self.ingestor = Ingestor(settings, dense=self.dense, sparse=self.sparse) if settings.qdrant_url else None
         except Exception as exc:
-            raise WorkerSetupFailed(f"node {node}: the embedding actor cannot set up: "
-                                    f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+            self.setup_error = WorkerSetupFailed(f"node {node}: the embedding actor cannot set up: "
+                                                 f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
         self.collection = collection
         self.name = f"{node}:{os.getpid()}"
 
     def __call__(self, batch: dict) -> dict:
+        if self.setup_error is not None:
+            raise self.setup_error
         passages = [pickle.loads(b) for b in batch["passage"]]
         texts = [p.embedding_text() for p in passages]
         started = time.perf_counter()
