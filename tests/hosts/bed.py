@@ -91,7 +91,9 @@ class Bed:
     def __init__(self, base: Path, cpus_per_host: int = 1, venv: Path | None = None):
         self.base = base
         self.cpus = cpus_per_host
-        self.venv_bin = (venv or Path(sys.prefix)) / "bin"
+        # the Python running the tests (a venv's, by its absolute path: a namespace's PATH need not have it)
+        self.python = str(venv / "bin" / "python") if venv else sys.executable
+        self.venv_bin = Path(self.python).parent
         self.token = base / "auth_token"
         self.hosts = [Host(name, f"{PREFIX}-{name}", f"{SUBNET}.{i + 1}", base / name)
                       for i, name in enumerate(("head", "w1", "w2"))]
@@ -210,7 +212,7 @@ class Bed:
     def raystorm(self, host: Host, *args: str, env: dict[str, str] | None = None,
                  timeout: float = STEP_TIMEOUT_S) -> subprocess.CompletedProcess:
         """A `raystorm` command as a user runs it on `host` (the venv's python, by absolute path)."""
-        return self.run(host, [str(self.venv_bin / "python"), "-m", "cluster.cli", *args], env=env, timeout=timeout)
+        return self.run(host, [self.python, "-m", "cluster.cli", *args], env=env, timeout=timeout)
 
     def only_here(self, folder: Path, source: Path, argv: list[str]) -> list[str]:
         """`argv` run where `folder` holds a copy of `source` that no other process sees: a private mount."""

@@ -34,7 +34,7 @@ def test_ingest_on_three_hosts_matches_one_process_and_splits_the_embedding(bed,
 
 def test_ingest_of_files_only_the_driver_has(bed, one_process):
     private = bed.base / "driver-only"  # empty for every process but the driver's
-    command = [str(bed.venv_bin / "python"), "-m", "cluster.cli", "ingest", str(private), "-c", "driver-only",
+    command = [bed.python, "-m", "cluster.cli", "ingest", str(private), "-c", "driver-only",
                "--address", bed.address, "-q"]
     result = bed.run(bed.head, bed.only_here(private, CORPUS, command))
     assert result.returncode == 0, result.stderr[-3000:]

@@ -96,7 +96,7 @@ def test_a_report_through_serve_and_a_submitted_job_write_the_one_process_files(
 
 def test_an_endpoint_only_the_driver_reaches_is_refused_at_once(bed, bed_collection):
     port = 18048
-    listener = bed.start(bed.head, [str(bed.venv_bin / "python"), "-c",
+    listener = bed.start(bed.head, [bed.python, "-c",
                                     "import socket, time; s = socket.socket(); s.bind(('127.0.0.1', %d)); "
                                     "s.listen(); time.sleep(120)" % port])
     try:
@@ -117,7 +117,7 @@ def test_an_endpoint_only_the_driver_reaches_is_refused_at_once(bed, bed_collect
 
 def test_a_report_survives_a_link_down_and_a_killed_raylet_and_names_the_lost_nodes(bed, bed_collection, reference):
     out = bed.base / "fault-out"
-    run = bed.start(bed.head, [str(bed.venv_bin / "python"), "-m", "cluster.cli", "report", "--topics",
+    run = bed.start(bed.head, [bed.python, "-m", "cluster.cli", "report", "--topics",
                                str(_topics_file(bed, "fault", TOPICS)), "-c", bed_collection, "--address",
                                bed.address, "--out", str(out), *SHAPE])
     log, faults_at = [], None
