@@ -44,7 +44,7 @@ def lines_of(stream) -> queue.Queue:
 
 
 def test_a_search_during_a_long_ingest_says_at_once_what_it_waits_for_then_answers(tmp_path):
-    write_corpus(tmp_path / "corpus", 2500)
+    write_corpus(tmp_path / "corpus", 4000)
     ingest = subprocess.Popen([RAYSTORM, "ingest", "corpus", "-c", "big", "-q"], cwd=tmp_path, env=env_for(tmp_path),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lock = tmp_path / "home" / "edge" / ".lock"
