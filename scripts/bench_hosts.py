@@ -2,8 +2,8 @@
 
 The hosts are the test bed of tests/hosts (three Ray nodes in network namespaces, each with its own
 address, Ray temp dir, RAYSTORM_HOME and cache, token auth on; needs root and `ip netns`). The corpus
-is the bundled example corpus copied `--copies` times into folders of its own (a passage's id
-derives from its path, so every copy is new: 113 passages a copy). Both runs are `raystorm ingest`
+is the bundled example corpus copied `--copies` times into folders of its own, each text line marked
+with its copy's number (so no two copies share a passage's text: 113 passages a copy). Both runs are `raystorm ingest`
 as a user runs it on the head's host, each into a fresh data dir:
 
   (a) one process: `raystorm ingest CORPUS -c bench` (no address);
@@ -36,6 +36,21 @@ SPLIT = re.compile(r"embedded by (\d+) actor\(s\) on (\d+) node\(s\) \((.*)\), (
 INGESTED = re.compile(r"(\d+) passages \((\d+) added")
 
 
+def _copy(target: Path, number: int) -> None:
+    """The example corpus with every text line marked as copy `number`: no passage's text repeats another
+    copy's (the one-process embedder keeps the vectors of texts it has seen, which would flatter it)."""
+    target.mkdir(parents=True)
+    for source in sorted(CORPUS.iterdir()):
+        lines, in_front_matter = [], False
+        for i, line in enumerate(source.read_text(encoding="utf-8").splitlines()):
+            if line.strip() == "---" and (i == 0 or in_front_matter):
+                in_front_matter = i == 0
+            elif line.strip() and not in_front_matter and not line.lstrip().startswith(("#", "|")):
+                line = f"{line} (copy {number})"
+            lines.append(line)
+        (target / source.name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def _ingest(bed: Bed, home: Path, corpus: Path, extra: list[str]) -> tuple[float, str]:
     started = time.perf_counter()
     result = bed.raystorm(bed.head, "ingest", str(corpus), "-c", "bench", "--data-dir", str(home), "-q", *extra,
@@ -58,7 +73,7 @@ def main() -> None:
     base = Path(tempfile.mkdtemp(prefix="rs48-", dir="/tmp"))
     corpus = base / "corpus"
     for i in range(args.copies):
-        shutil.copytree(CORPUS, corpus / f"copy-{i:03d}")
+        _copy(corpus / f"copy-{i:03d}", i)
     bed = Bed(base, cpus_per_host=args.cpus_per_host)
     bed.up()
     try:
