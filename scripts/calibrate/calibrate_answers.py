@@ -122,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("records", nargs="+", help="benchmark .jsonl files (one per dev set, named SET-STRATEGY.jsonl)")
     p.add_argument("--data", default=str(Path(__file__).resolve().parents[2].parent / "shared" / "data"))
     p.add_argument("--folds", type=int, default=5)
+    p.add_argument("--leave-family-out", action="store_true",
+                   help="one fold per records file (a family of documents: the generator's, the hand-written prose, "
+                        "Regulation C, each multi-hop set): every family is scored by weights fitted on the others")
     p.add_argument("--correct-f1", type=float, default=0.5, help="an answer counts as right at this F1 or more")
     p.add_argument("--limit", type=int, default=None, help="only the first N questions of each file (to iterate)")
     p.add_argument("--errors", action="store_true", help="print each question's held-out answer beside the gold one")
@@ -143,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     questions = []  # (golds, analysis, evidence, candidates)
     sets: list[str] = []  # the dev set of each question
     folds: list[int] = []  # each question's fold, when its records say (bench_answers.py: by form family)
-    for path in args.records:
+    for file_index, path in enumerate(args.records):
         name = Path(path).name.split("-")[0].removesuffix(".jsonl")
         lines = [json.loads(x) for x in Path(path).read_text(encoding="utf-8").splitlines() if x.strip()]
         if any("evidence" in x for x in lines):
@@ -151,7 +154,9 @@ def main(argv: list[str] | None = None) -> int:
                 ev = Evidence.model_validate(record["evidence"])
                 analysis = analyze(nlp, ev.question)
                 sets.append(name)
-                folds.append(int(record["fold"]) % args.folds)
+                fold = record["fold"]  # the generator's form family; a family's own name in the newer sets
+                folds.append(file_index if args.leave_family_out else
+                             int(fold) % args.folds if str(fold).isdigit() else file_index % args.folds)
                 questions.append((record["golds"], analysis, ev, gather(nlp, analysis, ev)))
             continue
         dataset = load_multihop_set(Path(args.data) / name).questions
@@ -163,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
             if record.id not in gold:
                 raise SystemExit(f"{path}: question {record.id} is not in {Path(args.data) / name}")
             sets.append(name)
-            folds.append(-1)
+            folds.append(file_index if args.leave_family_out else -1)
             ev = evidence_of(record)
             analysis = analyze(nlp, record.question)
             questions.append((gold[record.id], analysis, ev, gather(nlp, analysis, ev)))
@@ -244,9 +249,12 @@ def main(argv: list[str] | None = None) -> int:
     held_out: dict[int, tuple] = {}  # question -> (prediction, its fold's threshold)
     chosen, penalties = [], []
     given = [i for i in range(n) if folds[i] >= 0]
-    interleaved = folds_of([i for i in range(n) if folds[i] < 0], args.folds)
-    for k, test in enumerate(interleaved):
-        test += [i for i in given if folds[i] == k]
+    if args.leave_family_out:
+        interleaved = [[i for i in given if folds[i] == k] for k in range(len(args.records))]
+    else:
+        interleaved = folds_of([i for i in range(n) if folds[i] < 0], args.folds)
+        for k, test in enumerate(interleaved):
+            test += [i for i in given if folds[i] == k]
     for test in interleaved:
         train = [i for i in range(n) if i not in test]
         w, cal, l2 = fit_all(train)
