@@ -25,6 +25,8 @@ from actors.retriever import SEARCH_TIMEOUT_S, PoolRetriever
 from retrieval.config import StoreSettings
 from retrieval.embeddings import embed_threads
 from retrieval.errors import RaystormError
+from retrieval.graph.store import GraphStore
+from retrieval.graph.view import EvidenceGraph
 from retrieval.infotable import InformationTable, Snippet
 from retrieval.query import SearchAsk
 from retrieval.search import Corpus, QueryVectors, SearchSettings
@@ -62,6 +64,11 @@ class CorpusActor:
         models, and the document model the information tables embed snippets with."""
         self._corpus.encoder.warm()
         self._corpus.dense.dimension
+
+    def evidence_graph(self) -> EvidenceGraph:
+        """The collection's evidence graph as it stands (empty without one): in embedded mode this actor
+        owns the store, so a report service reads the graph here for changes.md."""
+        return GraphStore(self._corpus.store).load(self._corpus.collection)
 
     def ready(self) -> str:
         """The node this actor runs on, once it is up."""
@@ -134,6 +141,10 @@ class CorpusPool:
 
     def retriever(self) -> PoolRetriever:
         return self._retriever
+
+    async def evidence_graph(self) -> EvidenceGraph:
+        return await self.pool.call(CorpusActor.evidence_graph, stage="changes", timeout_s=self.timeout_s,
+                                    idempotent=True)
 
     async def search(self, query: str, k: int = 5, flt: SearchFilter | None = None) -> list[SearchHit]:
         return await self._retriever.search(query, k=k, flt=flt)

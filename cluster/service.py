@@ -6,7 +6,7 @@ longer than a topic's research. `raystorm serve -c NAME --address ADDR` starts t
 detached `ReportService` actor named after the collection; from then on every
 `raystorm report -c NAME --address ADDR` with the same store and LLM settings hands its topics to
 that service, which runs them on the actors already up (the flow `report_topics` runs, with the
-same files and checkpoints) and streams the progress back. `raystorm serve -c NAME --stop` ends it
+same files and checkpoints, and a rerun's changes.md) and streams the progress back. `raystorm serve -c NAME --stop` ends it
 and lets go of the store.
 
 The service is the run's driver: it holds the conversations and writes the reports, on its own
@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 import ray
 from pydantic import BaseModel, Field
@@ -84,6 +85,8 @@ class ServiceRun(BaseModel):
 
     summaries: list = Field(default_factory=list, description="agents.storm.flow.ReportSummary")
     failures: dict[str, str] = Field(default_factory=dict)
+    changed: dict[str, str] = Field(default_factory=dict, description="topic -> the line naming its changes.md, "
+                                    "for a topic reported before into the same folder")
 
 
 @ray.remote(num_cpus=0, max_restarts=0, max_concurrency=1000)
@@ -138,19 +141,41 @@ class ReportService:
         return run
 
     async def report(self, run: int, topics: Sequence[str], out_dir: str, options, configs: dict) -> ServiceRun:
-        """`report_topics` on the service's actors; progress lines are kept for `progress(run, ...)`."""
+        """`report_topics` on the service's actors; progress lines are kept for `progress(run, ...)`.
+
+        The reports are written here, so a rerun's changes.md is too, as `raystorm report` writes it."""
+        from agents.storm.artifacts import topic_slug
+        from cluster.commands.diff import before_rerun
         from cluster.distributed import TopicsFailed, report_topics
 
         events = self._events[run]
         try:
-            summaries = await report_topics(topics, self.cluster, out_dir, options,
-                                            progress=lambda e: events.append(e.line()), config_for=configs.get)
-            return ServiceRun(summaries=summaries)
-        except TopicsFailed as exc:
-            return ServiceRun(summaries=exc.summaries, failures={t: str(e) for t, e in exc.failures.items()})
+            for topic in topics:
+                before_rerun(Path(out_dir) / topic_slug(topic))
+            try:
+                done = ServiceRun(summaries=await report_topics(topics, self.cluster, out_dir, options,
+                                                                progress=lambda e: events.append(e.line()),
+                                                                config_for=configs.get))
+            except TopicsFailed as exc:
+                done = ServiceRun(summaries=exc.summaries, failures={t: str(e) for t, e in exc.failures.items()})
+            return await self._changes(done)
         finally:
             self._in_flight -= set(topics)
             await self._release(topics)
+
+    async def _changes(self, done: ServiceRun) -> ServiceRun:
+        """changes.md of each finished topic that was reported before, against the graph as it stands (the
+        Corpus actor holds the store)."""
+        from cluster.commands.diff import changed_line
+
+        if not done.summaries:
+            return done
+        graph = await self.cluster.corpus.evidence_graph()
+        for summary in done.summaries:
+            line = await asyncio.to_thread(changed_line, Path(summary.directory), graph)  # files: off the loop
+            if line:
+                done.changed[summary.topic] = line
+        return done
 
     def progress(self, run: int, since: int) -> list[str]:
         """The run's progress lines from number `since` on."""

@@ -334,6 +334,8 @@ async def _run_on_service(service, args, topics, settings, collection, llm, out_
                                    say=lambda line: print(line, file=sys.stderr, flush=True))
     for summary in run.summaries:
         _print_summary(summary)
+        if summary.topic in run.changed:
+            info(run.changed[summary.topic])
     if run.failures:
         lines = "; ".join(f"'{t}': {e}" for t, e in run.failures.items())
         raise RaystormError(f"{len(run.failures)} of {len(topics)} topics failed: {lines}")

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 from conftest import EXAMPLE_COLLECTION
 from storm_runs import OPTIONS, TOPICS, artifacts, copy_home
+from test_cli_errors import EXAMPLE_DIR
 
-from agents.storm.artifacts import CALL_HISTORY
+from agents.storm.artifacts import CALL_HISTORY, topic_slug
 from cluster.cli import main
 from cluster.service import find_service, service_info
 from retrieval.ingest import Ingestor
@@ -62,6 +65,51 @@ def test_reports_run_on_the_service_keep_its_actors_and_leave_nothing_behind(
         endpoint.stop()
     assert find_service(EXAMPLE_COLLECTION) is None
     Ingestor(home).store.close()  # the store is free again
+
+
+def test_a_rerun_through_the_service_writes_what_changed(ray_cluster, tmp_path, capsys):
+    """A topic reported through the service, one line it cites edited in a copy of the corpus (ingested
+    again while the service is stopped: it holds the store), the topic reported again through a new
+    service into the same folder: changes.md lists that claim, as a rerun without the service does."""
+    shutil.copytree(EXAMPLE_DIR, tmp_path / "corpus")
+    where = ["-c", "edited", "--data-dir", str(tmp_path / "home"), "--address", ray_cluster.address]
+    report = ["report", TOPICS[0], *where, "--out", str(tmp_path / "runs"), "--personas", "1", "--turns", "2"]
+    run = tmp_path / "runs" / topic_slug(TOPICS[0])
+
+    def through_the_service() -> str:
+        assert main(["ingest", str(tmp_path / "corpus"), *where[:4], "--quiet"]) == 0
+        assert main(["serve", *where]) == 0
+        try:
+            assert main(report) == 0
+        finally:
+            assert main(["serve", *where, "--stop"]) == 0
+        printed = capsys.readouterr().err
+        assert "using the report service" in printed
+        return printed
+
+    assert "what changed" not in through_the_service() and not (run / "changes.md").exists()
+    # a cited claim whose evidence is one line holding its text, so the edit changes that claim only
+    claims = json.loads((run / "report.claims.json").read_text())["claims"]
+    for claim in claims:
+        (place,) = claim["evidence"]
+        file = tmp_path / "corpus" / Path(place["path"]).name
+        lines = file.read_text().splitlines(keepends=True)
+        if place["line_start"] == place["line_end"] and claim["text"].endswith(".") \
+                and lines[place["line_start"] - 1].rstrip().endswith(claim["text"]):
+            break
+    else:
+        raise AssertionError("no claim cites a line of its own")
+    lines[place["line_start"] - 1] = lines[place["line_start"] - 1].rstrip()[:-1] + ", as revised.\n"
+    file.write_text("".join(lines))
+
+    printed = through_the_service()
+    assert f"what changed since the previous run: {run / 'changes.md'}" in printed
+    changes = json.loads((run / "changes.json").read_text())
+    edited = [c for c in changes["claims"] if c["kind"] == "changed"]
+    assert [(c["before"]["text"], c["after"]["text"]) for c in edited] == \
+        [(claim["text"], claim["text"][:-1] + ", as revised.")]
+    assert claim["text"][:-1] + ", as revised." in (run / "changes.md").read_text()
+    assert (run / "previous").is_dir()
 
 
 def test_serve_needs_a_cluster_that_outlives_it(capsys, monkeypatch):
