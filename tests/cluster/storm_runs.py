@@ -7,6 +7,7 @@ from pathlib import Path
 
 from agents.storm.artifacts import CALL_HISTORY, RUN_CONFIG
 from agents.storm.flow import ReportOptions
+from agents.wiki.changes import SOURCES
 from cluster.cli import main
 from retrieval.config import StoreSettings
 
@@ -35,3 +36,10 @@ def artifacts(out_dir: Path) -> dict[str, str]:
     """Every artifact's text by its path under `out_dir`, leaving out the files with timings."""
     return {str(p.relative_to(out_dir)): p.read_text(encoding="utf-8") for p in sorted(out_dir.rglob("*"))
             if p.is_file() and p.name not in TIMING_FILES}
+
+
+def flow_files(files: dict[str, str]) -> dict[str, str]:
+    """`files` without what `raystorm report` adds after the flow (report.sources.json: the evidence graph's
+    word on the cited documents, `cluster.commands.diff.after_run`). A run through the Python API
+    (`run_reports_distributed`, `report_topics`) writes the flow's files only."""
+    return {k: v for k, v in files.items() if not k.endswith("/" + SOURCES)}
