@@ -16,6 +16,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from retrieval.cjk import spaced_bigrams
 from retrieval.config import DEFAULT_DENSE_MODEL
 from retrieval.errors import ModelUnavailable
 from retrieval.model_files import offline_model_dir, query_model_dir
@@ -254,10 +255,12 @@ class SparseEmbedder:
         return self._model
 
     def embed(self, texts: Sequence[str]) -> list[tuple[list[int], list[float]]]:
-        return [(v.indices.tolist(), v.values.tolist()) for v in self._load().embed(list(texts))]
+        # CJK runs as bigrams: fastembed splits at spaces only, and would see a clause as one term
+        vectors = self._load().embed([spaced_bigrams(t) for t in texts])
+        return [(v.indices.tolist(), v.values.tolist()) for v in vectors]
 
     def embed_query(self, text: str) -> tuple[list[int], list[float]]:
-        v = next(iter(self._load().query_embed(text)))
+        v = next(iter(self._load().query_embed(spaced_bigrams(text))))
         return v.indices.tolist(), v.values.tolist()
 
 

@@ -21,6 +21,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 
 from agents.lm.text import entities as _entities
+from retrieval import cjk as _cjk
 from agents.lm.text import sentences as _sentences
 from agents.lm.text import tokens as _tokens
 from agents.lm.text import vectors as _vectors
@@ -49,6 +50,13 @@ class TextToolkit:
     @property
     def has_embeddings(self) -> bool:
         return self._embed is not None
+
+    def embeds(self, texts: Sequence[str]) -> bool:
+        """Whether `texts` are compared by their embeddings. Not when Chinese or Japanese is among them: the
+        bundled embedding model (all-MiniLM-L6-v2) was trained on English and puts any two such texts at
+        about the same cosine (0.68-0.73 over a Chinese corpus), while their character bigrams (content
+        tokens) tell them apart."""
+        return self.has_embeddings and not any(_cjk.has_cjk(t) for t in texts)
 
     # --- sentences and tokens -------------------------------------------------
 
@@ -198,7 +206,7 @@ class TextToolkit:
 
     def cluster(self, texts: Sequence[str], n: int) -> list[list[int]]:
         """Up to `n` groups of similar texts (indices), deterministic; see `vectors.cluster`."""
-        if self.has_embeddings:
+        if self.embeds(texts):
             vecs: list[Vector] = list(self.embed(texts))
         else:
             token_lists = [self.content_tokens(t) for t in texts]
@@ -208,7 +216,7 @@ class TextToolkit:
 
     def _vectors(self, query: Query, candidates: list) -> tuple[Vector, list[Vector]]:
         texts = all(isinstance(c, str) for c in candidates)
-        if isinstance(query, str) and texts and self.has_embeddings:
+        if isinstance(query, str) and texts and self.embeds([query, *candidates]):
             vecs = self.embed([query, *candidates])
             return vecs[0], vecs[1:]
         if isinstance(query, str) or all(isinstance(t, str) for t in query):  # a text, or tokens

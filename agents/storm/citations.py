@@ -13,7 +13,9 @@ from typing import Callable, Sequence
 
 CITATION = re.compile(r"\[(\d+(?:\s*[,–-]\s*\d+)*)\]")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?])")
-_ENDS_SENTENCE = re.compile(r"[.!?…][\"'”’)\]]*$")
+# Chinese and Japanese 。！？ end a sentence too, with their own closing brackets and no space after
+_CJK_STOP = r"[。！？｡．][」』”’）)】〕〉》\]\"']*"
+_ENDS_SENTENCE = re.compile(r"(?:[.!?…][\"'”’)\]]*|" + _CJK_STOP + ")$")
 
 
 def cited_numbers(text: str) -> list[int]:
@@ -72,7 +74,8 @@ def cut_unfinished(text: str) -> str:
         return text
     # find the last sentence end followed by whitespace or citations, and cut after it
     last = None
-    for m in re.finditer(r"[.!?…][\"'”’)\]]*(?:\s*\[\d+(?:\s*[,–-]\s*\d+)*\])*(?=\s|$)", text):
+    for m in re.finditer(r"(?:[.!?…][\"'”’)\]]*(?:\s*\[\d+(?:\s*[,–-]\s*\d+)*\])*(?=\s|$)|"
+                         + _CJK_STOP + r"(?:\s*\[\d+(?:\s*[,–-]\s*\d+)*\])*)", text):
         last = m
     if last is None:
         return ""

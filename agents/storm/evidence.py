@@ -20,11 +20,14 @@ from pydantic import BaseModel
 
 from agents.lm.nlp import TextToolkit
 from agents.lm.text.instructions import is_instruction
+from agents.lm.text.tokens import word_count
+from retrieval.cjk import CJK_RUN
 
 MIN_WORDS = 6
 MAX_WORDS = 80
 _LIST_MARKER = re.compile(r"^(?:[-*+•]\s+|\d{1,2}[.)]\s+)")
-_FINISHED = re.compile(r"[.!?…][\"'”’)\]]*$")
+_FINISHED = re.compile(r"(?:[.!?…][\"'”’)\]]*|[。！？｡．][」』”’）)】〕〉》\]\"']*)$")
+_CJK_OPENING = "「『（【《"
 _LABEL_LINE = re.compile(r"^\*\*[^*]{1,40}:\*\*")
 # "**Term** — definition", "**Item**, more items": a glossary or list entry, not prose; a dated
 # entry ("**2012** — The rider is introduced") reads fine and keeps its date.
@@ -40,16 +43,21 @@ class EvidenceSentence(BaseModel):
 def usable(sentence: str) -> str | None:
     """`sentence` trimmed for prose, or None when it would not read on its own."""
     s = _LIST_MARKER.sub("", sentence.strip()).strip()
-    words = s.split()
-    if not (MIN_WORDS <= len(words) <= MAX_WORDS):
+    if not (MIN_WORDS <= word_count(s) <= MAX_WORDS):
         return None
     if "|" in s or s.startswith("#") or _LABEL_LINE.match(s) or _BOLD_LEAD.match(s) or "\n" in s.strip():
         return None
-    if not _FINISHED.search(s) or not (s[0].isupper() or s[0].isdigit() or s[0] in "\"'“(*"):
+    if not _FINISHED.search(s) or not (s[0].isupper() or s[0].isdigit() or s[0] in "\"'“(*" or _caseless(s[0])):
         return None
     if is_instruction(s):  # corpus text is data: an order to the model is never written as a finding
         return None
     return s
+
+
+def _caseless(c: str) -> bool:
+    """A letter of a script without case (a Chinese or Japanese character), or its opening bracket: it
+    may start a sentence, as a capital does in English."""
+    return c in _CJK_OPENING or (c.isalpha() and not c.isupper() and not c.islower())
 
 
 _POINTS_BACK = re.compile(
@@ -84,7 +92,7 @@ def vectors(texts: Sequence[str], nlp: TextToolkit, vocabulary_from: Sequence[st
     """Unit rows for `texts`: dense embeddings, or tf-idf over `texts` + `vocabulary_from`."""
     if not texts:
         return np.zeros((0, 1), dtype=np.float32)
-    if nlp.has_embeddings:
+    if nlp.embeds([*texts, *vocabulary_from]):
         m = np.asarray(nlp.embed(list(texts)), dtype=np.float32)
     else:
         tokens = [nlp.content_tokens(t) for t in texts]
@@ -109,7 +117,7 @@ def similarity(a: Sequence[str], b: Sequence[str], nlp: TextToolkit) -> np.ndarr
     """|a| × |b| cosine matrix."""
     if not a or not b:
         return np.zeros((len(a), len(b)), dtype=np.float32)
-    if nlp.has_embeddings:
+    if nlp.embeds([*a, *b]):
         return vectors(a, nlp) @ vectors(b, nlp).T
     both = vectors([*a, *b], nlp)
     return both[: len(a)] @ both[len(a):].T
@@ -133,6 +141,8 @@ def rounded(x: float) -> float:
 def without_topic_words(text: str, topic: str, nlp: TextToolkit) -> str:
     """`text` less the words of `topic`: every piece of evidence is about the topic, so in a heading
     ("Flood rider deductible" for a flood topic) they only pull in every sentence naming it."""
+    for run in CJK_RUN.findall(topic):  # unspaced words: the topic's runs go as written ("X图书馆借阅规则")
+        text = text.replace(run, " ") if len(run) > 1 and text.replace(run, "").strip() else text
     topic_stems = set(nlp.content_tokens(topic))
     kept = [w for w in text.split() if not (set(nlp.content_tokens(w)) & topic_stems)]
     return " ".join(kept) if any(not nlp.is_stopword(w.strip(",.:;")) for w in kept) else text

@@ -33,6 +33,7 @@ from agents.storm.heading_models import (
 from agents.storm.outline_params import OUTLINE_PARAMS, OutlineParams
 from agents.storm.topicality import topical_sentences
 from agents.storm.lexicon import SECTION_TYPES, ArticleKind, article_kind, kind_fit, section_type
+from retrieval.cjk import has_cjk
 from retrieval.documents import PassageText
 
 _NOT_CONTENT = re.compile(r"^(references|see also|notes|external links|further reading|bibliography|sources|"
@@ -310,11 +311,18 @@ def _keyword_headings(topic: str, sentences: list[EvidenceSentence], left: list[
         members = [left[i] for i in g]
         text = " ".join(sentences[i].text for i in members)
         phrase = next((p for p in nlp.keyphrases(text, k=10, max_words=3)
-                       if not set(nlp.content_tokens(p)) <= topic_words and 1 <= len(p.split()) <= 3
+                       if not set(nlp.content_tokens(_past_topic(p, topic, nlp))) <= topic_words
+                       and 1 <= len(p.split()) <= 3
                        and not any(ch.isdigit() for ch in p)), None)
         if phrase:
             out.append(Heading(heading=phrase[:1].upper() + phrase[1:], source="keywords", evidence=members))
     return out
+
+
+def _past_topic(phrase: str, topic: str, nlp: TextToolkit) -> str:
+    """A Chinese or Japanese phrase less the topic as written: its bigrams that straddle the topic's end
+    ("…図書館は" gives "館は") would otherwise pass for words of its own. Other phrases as they are."""
+    return without_topic_words(phrase, topic, nlp) if has_cjk(phrase) else phrase
 
 
 def _order(chosen: list[Heading], kind: ArticleKind, candidates: list[Heading]) -> list[Heading]:

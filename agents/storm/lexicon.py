@@ -339,7 +339,7 @@ def article_kind(topic: str, texts: Sequence[str], nlp: TextToolkit, evidence_we
     if texts:
         centroid = vectors(list(texts), nlp, kinds).mean(axis=0)
         centroid /= max(float(np.linalg.norm(centroid)), 1e-9)
-        fit = (vectors(kinds, nlp, texts) @ centroid if nlp.has_embeddings
+        fit = (vectors(kinds, nlp, texts) @ centroid if nlp.embeds([*texts, *kinds])
                else similarity([" ".join(texts)], kinds, nlp)[0])
         score = (1 - evidence_weight) * score + evidence_weight * fit
         if person_weight:
@@ -352,7 +352,7 @@ def kind_fit(kind: ArticleKind, texts: Sequence[str], nlp: TextToolkit) -> float
     (a film's evidence fits "film" well; an armorial's fits no kind, and the lexicon misleads it)."""
     if not texts:
         return 0.0
-    if not nlp.has_embeddings:
+    if not nlp.embeds([*texts, kind_text(kind)]):
         return float(similarity([" ".join(texts)], [kind_text(kind)], nlp)[0, 0])
     centroid = vectors(list(texts), nlp).mean(axis=0)
     centroid /= max(float(np.linalg.norm(centroid)), 1e-9)

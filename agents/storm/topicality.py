@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents.lm.nlp import TextToolkit
 from agents.storm.evidence import EvidenceSentence, sentences_of, similarity
+from retrieval.cjk import has_cjk
 from retrieval.documents import PassageText
 
 
@@ -43,7 +44,8 @@ def about_topic(topic: str, items: Sequence[PassageText], nlp: TextToolkit,
     """For each item (a sentence with its document title and heading), whether it is about `topic`."""
     if len(items) < 4:
         return [True] * len(items)
-    words = {w for w in nlp.content_tokens(topic) if len(w) >= rule.min_word}
+    # (a Chinese or Japanese bigram is as telling as a long English stem: it is not held to min_word)
+    words = {w for w in nlp.content_tokens(topic) if len(w) >= rule.min_word or has_cjk(w)}
     bags = [set(nlp.content_tokens(e.in_context())) for e in items]
     common = {w for w in words if sum(w in b for b in bags) > rule.telling_share * len(bags)}
     telling = words - common

@@ -1,7 +1,8 @@
 """Sentence splitting that returns spans, so every sentence is an exact substring.
 
 Rule-based, in the Punkt tradition without its training: a sentence ends at
-. ! ? (or …), after any closing quotes/brackets and citation marks like "[3]",
+. ! ? (or …), or at Chinese and Japanese 。！？ whatever follows them,
+after any closing quotes/brackets and citation marks like "[3]",
 when whitespace and an upper-case letter, digit or opening quote follow (bold or not), unless
 the word before the period is a known abbreviation, an initial ("J. Smith") or
 dotted initials ("U.S."). Decimals ("3.5") never qualify, having no space after
@@ -19,8 +20,13 @@ ABBREVIATIONS = frozenset(
     "cmdr adm gov sen rep rev hon messrs jan feb mar apr jun jul aug sep sept oct nov dec".split()
 )
 
-_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?:\s?\[\d+(?:[,–-]\s*\d+)*\])*")
+_CITES = r"(?:\s?\[\d+(?:[,–-]\s*\d+)*\])*"
+_END = re.compile(r"[.!?…]+[\"'”’)\]]*" + _CITES)
 _NEXT_STARTS = re.compile(r"\s+(?=(?:\*\*)?[\"'“‘(\[]?[A-Z0-9À-Ý])")  # "**2024** — ..." starts one too
+# Chinese and Japanese end a sentence at 。！？ (or the half-width ｡ and the full-width ．), then their
+# closing brackets and quotes; no space follows and there is no case, so whatever comes next starts one.
+_CJK_END = re.compile(r"[。！？｡．]+[」』”’）)】〕〉》\]\"']*" + _CITES)
+_CJK_NEXT = re.compile(r"\s*(?=\S)")
 _BLOCK_LINE = re.compile(r"^\s*(?:#{1,6}\s|[-*+•]\s|\d+[.)]\s|>\s?|\||\*\*)")
 _TERMINAL = re.compile(r"[.!?…:;,\"'”’)\]]$")
 
@@ -33,14 +39,21 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
             spans.append((start, end))
             continue
         cut = start
-        for m in _END.finditer(text, start, end):
-            after = _NEXT_STARTS.match(text, m.end(), end)
-            if after is None or _is_abbreviation(text, cut, m.start(), m.group()):
+        for m, after in _ends(text, start, end):
+            if m.start() < cut or after is None or _is_abbreviation(text, cut, m.start(), m.group()):
                 continue
             spans.append((cut, m.end()))
             cut = after.end()
         spans.append((cut, end))
     return [s for s in (_trim(text, a, b) for a, b in spans) if s[0] < s[1]]
+
+
+def _ends(text: str, start: int, end: int) -> list[tuple[re.Match, re.Match | None]]:
+    """Each sentence ending in text[start:end], in order, with the match of what may start the next
+    sentence (None: nothing that may)."""
+    found = [(m, _NEXT_STARTS.match(text, m.end(), end)) for m in _END.finditer(text, start, end)]
+    found += [(m, _CJK_NEXT.match(text, m.end(), end)) for m in _CJK_END.finditer(text, start, end)]
+    return sorted(found, key=lambda f: f[0].start())
 
 
 def sentences(text: str) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from retrieval.cjk import CJK_RUN, bigrams, has_cjk, split_cjk
 from retrieval.stopwords import STOPWORDS
 
 # A word: letters/digits, joined by inner hyphens, apostrophes, dots, slashes,
@@ -25,6 +26,15 @@ ALL_STOPWORDS = STOPWORDS | EXTRA_STOPWORDS
 def words(text: str) -> list[str]:
     """The word tokens of `text`, in order, as written."""
     return WORD.findall(text)
+
+
+def word_count(text: str) -> int:
+    """How many words `text` has, for length limits: its space-separated pieces, and for Chinese or
+    Japanese (unspaced) one word per two characters, about their words' mean length."""
+    if not has_cjk(text):
+        return len(text.split())
+    characters = sum(len(run) for run in CJK_RUN.findall(text))
+    return len(CJK_RUN.sub(" ", text).split()) + (characters + 1) // 2
 
 
 def is_stopword(word: str) -> bool:
@@ -56,9 +66,17 @@ def content_tokens(text: str) -> list[str]:
 
 
 def content_words(text: str) -> list[tuple[str, str]]:
-    """(surface form as written, stem) for each meaningful word of `text`, in order."""
+    """(surface form as written, stem) for each meaningful word of `text`, in order.
+
+    A CJK run gives its character bigrams (`retrieval.cjk`), each its own stem: the words of
+    Chinese and Japanese are not spaced, and BM25 cuts them the same way."""
     out: list[tuple[str, str]] = []
     for word in WORD.findall(text):
+        if has_cjk(word):  # "2024年7月起" -> "2024", "7", bigrams of each run
+            for cjk, piece in split_cjk(word):
+                # a lone character goes, as a one-letter word does: mostly a particle or a unit ("は", "年")
+                out += [(b, b) for b in bigrams(piece) if len(b) > 1] if cjk else content_words(piece)
+            continue
         lower = word.lower().replace("’", "'")
         if lower in ALL_STOPWORDS:
             continue
