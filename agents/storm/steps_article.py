@@ -101,7 +101,10 @@ do not add a references list."""
 
     @classmethod
     def extract(cls, inp: SectionInput, nlp: TextToolkit) -> SectionOutput:
-        sentences = [x for x in topical_sentences(inp.topic, inp.sources, nlp) if stands_alone(x.text)]
+        # a chronology entry's later sentences lose its date out of it ("- **2011** — The river floods. Around
+        # 4,000 homes are damaged."): the second would read as what is true now, so only the dated one is used
+        sentences = [x for x in topical_sentences(inp.topic, inp.sources, nlp) if stands_alone(x.text)
+                     and not (in_dated_entry(inp.sources[x.source].text, x.text) and not _DATED_ENTRY.match(x.text))]
         if not sentences:
             return SectionOutput(text="")
         texts = [s.text for s in sentences]

@@ -111,3 +111,19 @@ def test_a_models_own_sentence_citing_only_history_counts_as_history(parts):
     finally:
         asyncio.run(table.drop())
     assert out.sections[0].text.index("forty dollars ($40).[2]") < out.sections[0].text.index(paraphrase)
+
+
+def test_a_section_uses_a_chronology_entry_only_by_its_dated_sentence(nlp):
+    # the entry's second sentence has lost its year and would read as what is true now
+    from agents.storm.steps_article import SectionInput, WriteSection
+    from agents.storm.steps_research import NumberedSource
+
+    chronology = ("- **2014** — The Oldbridge treatment plant floods after a week of rain. Residential water charges "
+                  "are suspended for a month, and the utility receives hundreds of complaints about water charges.")
+    rule = "The late-payment charge on a residential water bill is forty dollars ($40) for each bill paid late."
+    out = WriteSection.extract(SectionInput(
+        topic="Residential water charges", heading="Water charges", sources=[
+            NumberedSource(n=1, title="Utility chronology", section="", text=chronology),
+            NumberedSource(n=2, title=NEW, section="Part 6. Charges for late payment", text=rule)]), nlp)
+    assert "forty dollars" in out.text
+    assert "are suspended for a month" not in out.text
