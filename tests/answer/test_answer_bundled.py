@@ -11,7 +11,7 @@ import pytest
 
 from agents.answer.fusion import CALIBRATION, STATED, calibrated
 from agents.answer.layer import MIN_CONFIDENCE
-from tests.support.multihop_helpers import ingested_home
+from tests.support.store_points import ingested_settings
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "retrieval" / "example_corpus"
 COLLECTION = "example"
@@ -19,7 +19,7 @@ COLLECTION = "example"
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory):
-    return ingested_home(tmp_path_factory, EXAMPLE, COLLECTION)
+    return str(ingested_settings(tmp_path_factory, EXAMPLE, COLLECTION).data_dir)
 
 
 def _ask(home: str, question: str, capsys) -> dict:

@@ -13,7 +13,7 @@ import pytest
 
 from agents.answer.values import parse_value, same_value, values_in
 from retrieval.graph.references import edition_hint, title_family
-from tests.support.multihop_helpers import ingested_home
+from tests.support.store_points import ingested_settings
 
 PROSE = Path(__file__).resolve().parents[1] / "data" / "regulatory_prose" / "docs"
 COLLECTION = "prose"
@@ -21,7 +21,7 @@ COLLECTION = "prose"
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory):
-    return ingested_home(tmp_path_factory, PROSE, COLLECTION)
+    return str(ingested_settings(tmp_path_factory, PROSE, COLLECTION).data_dir)
 
 
 def _ask(home: str, question: str, capsys) -> dict:

@@ -14,6 +14,7 @@ import pytest
 
 import retrieval.config
 from tests.hosts.bed import Bed, unavailable_reason
+from tests.support.store_points import ingested_settings
 
 CORPUS = Path(retrieval.config.__file__).parent / "example_corpus"
 COLLECTION = "example"
@@ -44,13 +45,4 @@ def bed_ingest(bed):
 @pytest.fixture(scope="session")
 def one_process(tmp_path_factory):
     """Store settings of a data dir holding the bundled corpus, ingested in this process."""
-    from retrieval.config import StoreSettings
-    from retrieval.ingest import Ingestor
-
-    settings = StoreSettings.resolve(str(tmp_path_factory.mktemp("one-process-home")))
-    ingestor = Ingestor(settings)
-    try:
-        ingestor.ingest_paths([CORPUS], COLLECTION)
-    finally:
-        ingestor.store.close()
-    return settings
+    return ingested_settings(tmp_path_factory, CORPUS, COLLECTION, "one-process-home")

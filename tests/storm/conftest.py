@@ -8,20 +8,14 @@ import pytest
 
 from agents.lm.nlp import TextToolkit
 from retrieval.config import StoreSettings
-from retrieval.ingest import Ingestor
 from retrieval.search import AsyncCorpus, Corpus
 from storm_support import COLLECTION, EXAMPLE_DIR, Parts
+from tests.support.store_points import ingested_settings
 
 
 @pytest.fixture(scope="session")
 def example_settings(tmp_path_factory) -> StoreSettings:
-    settings = StoreSettings(data_dir=str(tmp_path_factory.mktemp("storm-home")))
-    ingestor = Ingestor(settings)
-    try:
-        ingestor.ingest_paths([EXAMPLE_DIR], COLLECTION)
-    finally:
-        ingestor.store.close()
-    return settings
+    return ingested_settings(tmp_path_factory, EXAMPLE_DIR, COLLECTION, "storm-home")
 
 
 @pytest.fixture(scope="session")

@@ -90,17 +90,3 @@ def chat_model(server: FakeLLM):
 def run(coro):
     return asyncio.run(coro)
 
-
-def ingested_home(tmp_path_factory, folder, collection: str) -> str:
-    """A fresh data dir with `folder` ingested into `collection` (the embedded store closed again, so the
-    CLI can open it)."""
-    from retrieval.config import StoreSettings
-    from retrieval.ingest import Ingestor
-
-    settings = StoreSettings.resolve(str(tmp_path_factory.mktemp(f"{collection}-home")))
-    ingestor = Ingestor(settings)
-    try:
-        ingestor.ingest_paths([folder], collection)
-    finally:
-        ingestor.store.close()
-    return str(settings.data_dir)

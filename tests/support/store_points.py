@@ -1,4 +1,5 @@
-"""A collection's points as comparable values: what two ingests of one corpus must agree on."""
+"""Stores for tests: a data dir with a folder ingested, and a collection's points as comparable values (what
+two ingests of one corpus must agree on)."""
 
 from __future__ import annotations
 
@@ -21,3 +22,17 @@ def points(settings: StoreSettings, collection: str, root: Path) -> dict[str, di
         return out
     finally:
         store.close()
+
+
+def ingested_settings(tmp_path_factory, folder, collection: str, name: str = "") -> StoreSettings:
+    """A fresh data dir with `folder` ingested into `collection` in this process; the embedded store is closed
+    again, so another client (the CLI, a corpus) can open it."""
+    from retrieval.ingest import Ingestor
+
+    settings = StoreSettings.resolve(str(tmp_path_factory.mktemp(name or f"{collection}-home")))
+    ingestor = Ingestor(settings)
+    try:
+        ingestor.ingest_paths([folder], collection)
+    finally:
+        ingestor.store.close()
+    return settings
