@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "cluster.commands.serve",
     "cluster.commands.submit",
     "cluster.commands.interview",
+    "cluster.commands.roundtable",
     "cluster.commands.graph",
     "cluster.commands.wiki",
     "cluster.commands.export",

@@ -1,0 +1,145 @@
+"""A roundtable on the bundled corpus with the extractive model: turn policy, grounding, the mind map, resuming
+in a fresh process, and the report from the tree."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agents.lm.settings import LLMSettings
+from agents.roundtable.records import RoundtableOptions, RoundtableSession
+from agents.roundtable.report import tree_headings
+from cluster.roundtables import report_of, session_files, start_roundtable, turns_here
+from retrieval.query import SearchAsk, search_each
+from tests.support.store_points import ingested_settings
+
+CORPUS = Path(__file__).resolve().parents[2] / "retrieval" / "example_corpus"
+TOPIC = "Harborline Mutual flood coverage"
+STEER = "What is the waiting period of the flood rider?"
+OPTIONS = RoundtableOptions(moderator_after=2, split_above=3, max_experts=3, search_k=6)
+# None: Enter (the roundtable goes on); the steering message comes mid-way
+SCRIPT = [None, None, None, None, STEER, None, None]
+
+
+@pytest.fixture(scope="module")
+def settings(tmp_path_factory):
+    return ingested_settings(tmp_path_factory, CORPUS, "example")
+
+
+@pytest.fixture(scope="module")
+def played(settings):
+    """The session after the script, and each steered turn's own search results (searched again, same k)."""
+    async def play():
+        async with turns_here(settings, "example", LLMSettings()) as turns:
+            table = await start_roundtable(TOPIC, "example", turns.runtime, session_files(settings), OPTIONS)
+            for message in SCRIPT:
+                await table.step(message)
+            answer = next(u for u in table.session.utterances if u.role == "expert" and u.focus == STEER)
+            found = await search_each(turns.retriever, [SearchAsk(q, OPTIONS.search_k, None) for q in answer.queries])
+            report = await report_of(table)
+            return table.session, {h.passage.passage_id for hits in found for h in hits}, report
+    return asyncio.run(play())
+
+
+def test_moderator_asks_after_the_streak_from_unused_passages(played):
+    session, _, _ = played
+    turns = [u for u in session.utterances if not u.warm_start]
+    assert any(u.role == "moderator" for u in turns)
+    streak = 0
+    for i, u in enumerate(turns):
+        if streak >= OPTIONS.moderator_after and u.role != "user":
+            assert u.role == "moderator", f"turn {u.turn} after {streak} expert turns is {u.role}'s"
+        if u.role == "moderator":
+            assert streak >= OPTIONS.moderator_after
+            grounds = {s.point_id for s in u.cited_snippets()}
+            assert grounds and u.text.rstrip().endswith("]")
+            earlier = session.utterances[: u.turn - 1]
+            cited_before = {s.point_id for x in earlier for s in x.cited_snippets()}
+            retrieved_before = {s.point_id for x in earlier for s in x.sources}
+            assert not grounds & cited_before, "the moderator's passage was cited before"
+            assert grounds <= retrieved_before, "the moderator's passage was never retrieved"
+            # the next expert answers the moderator's question, unless the user speaks first
+            nxt = turns[i + 1] if i + 1 < len(turns) else None
+            assert nxt is None or nxt.role == "user" or (nxt.role == "expert" and nxt.focus == u.focus)
+        streak = streak + 1 if u.role == "expert" else 0
+
+
+def test_the_turn_after_the_user_answers_it_from_a_search_for_it(played):
+    session, searched, _ = played
+    at = next(i for i, u in enumerate(session.utterances) if u.role == "user")
+    assert session.utterances[at].text == STEER
+    answer = session.utterances[at + 1]
+    assert answer.role == "expert" and answer.focus == STEER and answer.cited
+    assert any({"waiting", "period", "flood", "rider"} & set(q.lower().split()) for q in answer.queries)
+    assert {s.passage_id for s in answer.cited_snippets()} <= searched
+    assert re.search(r"waiting period", answer.text, re.IGNORECASE)
+
+
+def test_every_cited_snippet_sits_under_exactly_one_concept_and_a_full_one_was_split(played):
+    session, _, _ = played
+    cited = {s.point_id for u in session.utterances for s in u.cited_snippets()}
+    placed = [s.point_id for s in session.mindmap.all_snippets()]
+    assert sorted(placed) == sorted(cited)  # each once, nothing else
+    assert not session.mindmap.snippets  # the root is the topic itself
+    split = [n for n, d in session.mindmap.walk() if d > 0 and n.children]
+    assert split, "no concept was split"
+    assert all(len(s.all_snippets()) > OPTIONS.split_above for s in split)
+    assert all(len(n.snippets) <= OPTIONS.split_above for n, _ in session.mindmap.walk())
+    assert session.unused and not {s.point_id for s in session.unused} & cited
+
+
+def test_the_report_follows_the_tree_and_its_citations_resolve(played):
+    from agents.wiki.check import check_folder
+
+    session, _, report = played
+    text = report.read_text(encoding="utf-8")
+    assert _headings(text) == tree_headings(session.mindmap)
+    body, refs = text.split("\n## References\n")
+    listed = {int(n) for n in re.findall(r"^\[(\d+)\] ", refs, re.MULTILINE)}
+    assert {int(n) for n in re.findall(r"\[(\d+)\]", body)} == listed
+    checked = check_folder(report.parent)
+    assert checked.claims and checked.counts["ok"] == len(checked.claims)
+
+
+def test_the_session_resumes_in_a_fresh_process_with_the_same_tree(played, settings):
+    session, _, _ = played
+    folder = session_files(settings).folder(session.id)
+    saved = RoundtableSession.model_validate_json((folder / "session.json").read_text(encoding="utf-8"))
+    assert saved == session
+    (folder / "report.md").unlink()
+    done = _cli(settings, "--resume", session.id, "--turns", "1", "--observe", "--report", "--json")
+    assert done.returncode == 0, done.stderr
+    said = [json.loads(line) for line in done.stdout.splitlines()]
+    assert said and said[0]["turn"] == session.turns + 1
+    after = RoundtableSession.model_validate_json((folder / "session.json").read_text(encoding="utf-8"))
+    assert after.utterances[: session.turns] == session.utterances
+    before = {s.point_id for s in session.mindmap.all_snippets()}
+    assert before <= {s.point_id for s in after.mindmap.all_snippets()}
+    # the fresh process wrote the report from the tree it loaded and grew
+    assert _headings((folder / "report.md").read_text(encoding="utf-8")) == tree_headings(after.mindmap)
+
+
+def test_a_damaged_session_is_one_line(settings, tmp_path):
+    bad = tmp_path / "cut" / "session.json"
+    bad.parent.mkdir()
+    bad.write_text('{"id": "cut", "topic": "x", "coll', encoding="utf-8")
+    done = _cli(settings, "--resume", str(bad.parent), "--turns", "1", "--observe")
+    assert done.returncode != 0
+    assert done.stderr.strip().count("\n") == 0 and "session.json" in done.stderr and "not valid JSON" in done.stderr
+
+
+def _cli(settings, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cluster.cli", "roundtable", *args, "--data-dir",
+                           str(settings.data_dir)], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[2])
+
+
+def _headings(markdown: str) -> list[tuple[int, str]]:
+    found = [(len(m[1]), m[2].strip()) for m in re.finditer(r"^(#{2,6}) (.+)$", markdown, re.MULTILINE)]
+    return [h for h in found if h != (2, "References")]
