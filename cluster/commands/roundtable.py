@@ -80,6 +80,8 @@ async def _run(args: argparse.Namespace) -> int:
     async with turns_on(args, settings, collection, llm) as turns:
         if turns.notice and not args.json:
             info(turns.notice)
+        if getattr(turns, "placement", ""):
+            info(f"turns run on the cluster's expert actors: {turns.placement}")
         def listener(event) -> None:
             _show(event, args.json)
 

@@ -143,3 +143,17 @@ def _cli(settings, *args: str) -> subprocess.CompletedProcess:
 def _headings(markdown: str) -> list[tuple[int, str]]:
     found = [(len(m[1]), m[2].strip()) for m in re.finditer(r"^(#{2,6}) (.+)$", markdown, re.MULTILINE)]
     return [h for h in found if h != (2, "References")]
+
+
+def test_on_the_cluster_the_turns_are_the_same(played, settings):
+    """--distributed: every turn's stage runs on the Expert actors, searches on the Corpus actor; the extractive
+    model's turns are the in-process ones, word for word and citation for citation."""
+    session, _, _ = played
+    done = _cli(settings, TOPIC, "-c", "example", "--turns", "3", "--observe", "--json", "--distributed",
+                "--moderator-after", str(OPTIONS.moderator_after), "--split-above", str(OPTIONS.split_above),
+                "--max-experts", str(OPTIONS.max_experts), "--search-k", str(OPTIONS.search_k))
+    assert done.returncode == 0, done.stderr
+    assert "expert actors" in done.stderr
+    said = [json.loads(line) for line in done.stdout.splitlines()]
+    assert said == [u.model_dump(mode="json") for u in session.utterances[: len(said)]]
+    assert len(said) == sum(1 for u in session.utterances if u.warm_start) + 3

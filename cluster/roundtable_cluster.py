@@ -1,0 +1,45 @@
+"""A roundtable's turns on Ray (`raystorm roundtable --distributed / --address`): the session stays with the
+driver, and every turn's stage (an expert's answer, the moderator's question, the organiser's placement, a
+report paragraph) goes to the cluster's Expert actors through `RayRuntime.stage`, as a report's stages do.
+The experts' searches go to the Corpus actors, so many roundtables can share one cluster."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from agents.lm.settings import LLMSettings
+from retrieval.config import StoreSettings, data_home
+
+
+@dataclass
+class ClusterTurns:
+    runtime: object
+    notice: str | None
+    placement: str
+
+
+@asynccontextmanager
+async def cluster_turns(args, settings: StoreSettings, collection: str, llm: LLMSettings
+                        ) -> AsyncIterator[ClusterTurns]:
+    from agents.lm.extractive import NO_LLM_NOTICE
+    from cluster.distributed import research_session
+    from cluster.distributed_actors import placement_line
+    from cluster.distributed_args import plan_from_args
+    from cluster.ray_runtime import RayRuntime
+    from cluster.roundtables import check_roundtable_roles, open_retriever
+    from cluster.runtime import resolve_address
+
+    check_roundtable_roles(llm)
+    _, corpus = open_retriever(settings, collection)  # a missing collection fails here, in one line
+    corpus.close()  # in embedded mode the Corpus actor opens the store
+    plan = plan_from_args(args)
+    if plan.writer_actors is None:  # a roundtable has no writers: one idle actor, not one per CPU
+        plan = plan.model_copy(update={"writer_actors": 1})
+    where: list[str] = []
+    async with research_session(store=settings, collection=collection, personas_total=1, llm=llm, plan=plan,
+                                address=resolve_address(args.address),
+                                cache_dir=str(data_home(settings.data_dir) / "cache" / "llm"),
+                                ready=lambda run, placement: where.append(placement_line(placement))) as run:
+        yield ClusterTurns(RayRuntime(run), None if llm.uses_llm else NO_LLM_NOTICE, where[0] if where else "")
