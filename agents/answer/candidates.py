@@ -20,7 +20,7 @@ import re
 
 from pydantic import BaseModel, Field
 
-from agents.answer import values
+from agents.answer import provision, values
 from agents.answer.analysis import TYPE_KINDS, QuestionAnalysis, fits_measure
 from agents.answer.relation import anchored, answer_entities, is_alias, relation_terms, sentence_words, transparent
 from agents.lm.nlp import TextToolkit
@@ -34,7 +34,7 @@ from retrieval.documents import PassageText
 
 BASE_FEATURES = ("bias", "strategy_span", "hop_votes", "last_hop", "late", "passage_votes", "closeness", "fit",
             "title", "bridge", "chained", "slot", "words", "common", "head", "named", "off_type", "overlap",
-            "planned", "relation", "echo", "walked")
+            "planned", "relation", "echo", "walked", "provision", "clash")
 # A composed question (a plan of two steps or more) weighs each feature apart from a one-step question: its
 # answer comes from a chain's last step, a one-step question's from any hop. A question asking for a value (a
 # number answer: "three hundred dollars", "30 days") weighs them apart again: its candidates are values of the
@@ -100,12 +100,20 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
     by_key: dict[str, dict] = {}
     numeric = analysis.answer_type == "number"
     known_values = values.values_in(ev.question) if numeric else []
+    wanted = provision.provision_terms(nlp, ev.question, analysis) if numeric else set()
+    flat = [provision.flat(p.text) for p in ev.passages] if numeric else []
 
     def add(text: str, closeness: float, sentence: str, title: str, in_slot: float = 0.0,
-            rel: float = 0.0, alias: float = 0.0) -> dict:
+            rel: float = 0.0, alias: float = 0.0, local: provision.Clause | None = None, section: str = "") -> dict:
         key = value_key(text) if numeric else normalize_answer(text)
         slot = by_key.setdefault(key, {"text": text, "hops": set(), "closeness": 0.0, "fit": 0.0, "slot": 0.0,
-                                       "head": 0.0, "overlap": 0.0, "relation": 0.0, "alias": 1.0})
+                                       "head": 0.0, "overlap": 0.0, "relation": 0.0, "alias": 1.0,
+                                       "provision": 0.0, "clash": 1.0 if numeric and local else 0.0})
+        if numeric and local:  # a value read in its own clause, under its headings (agents/answer/provision)
+            clash = provision.clashes(ev.question, local, text)
+            slot["clash"] = min(slot["clash"], float(clash))  # it clashes only if it clashes wherever it is met
+            if not clash:
+                slot["provision"] = max(slot["provision"], provision.provision_fit(nlp, wanted, local, section))
         slot["closeness"] = max(slot["closeness"], closeness)
         slot["slot"] = max(slot["slot"], in_slot)
         slot["relation"] = max(slot["relation"], rel)
@@ -125,10 +133,11 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
         title = next((ev.passages[i].title for i in hop.supporting if hop.answer in ev.passages[i].text), "")
         # an earlier step's hop states an earlier relation: the last one's words say nothing of its entities
         stating = relation_words if concluding is None or hop is concluding else set()
-        for e, close, in_slot, rel, alias in _entities(nlp, hop.answer, kinds, asked, analysis.answer_type, stating,
-                                                       known_values):
+        for e, close, in_slot, rel, alias, local in _entities(nlp, hop.answer, kinds, asked, analysis.answer_type,
+                                                              stating, known_values):
+            section = next((ev.passages[i].section for i in hop.supporting if numeric and local.text in flat[i]), "")
             for form in forms(e, analysis, ev.question, titles):
-                slot = add(form, close, hop.answer, title, in_slot, rel, alias)
+                slot = add(form, close, hop.answer, title, in_slot, rel, alias, local, section)
                 slot["hops"].add(n)
                 slot["late"] = max(slot.get("late", 0.0), (n + 1) / len(found))
                 if hop is last:
@@ -139,10 +148,11 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
         for sentence in nlp.sentences(ev.passages[i].text):
             if not asked & evidence.terms(nlp, sentence):
                 continue
-            for e, close, in_slot, rel, alias in _entities(nlp, sentence, kinds, asked, analysis.answer_type,
-                                                           relation_words, known_values):
+            for e, close, in_slot, rel, alias, local in _entities(nlp, sentence, kinds, asked, analysis.answer_type,
+                                                                  relation_words, known_values):
                 for form in forms(e, analysis, ev.question, titles):
-                    add(form, close * 0.5, sentence, ev.passages[i].title, in_slot, rel * 0.5, alias)
+                    add(form, close * 0.5, sentence, ev.passages[i].title, in_slot, rel * 0.5, alias, local,
+                        ev.passages[i].section)
     span = normalize_answer(ev.strategy_span)
     if numeric and span:  # the strategy's span counts as a value some passage states, or not at all
         spanned = values.parse_value(ev.strategy_span)
@@ -189,6 +199,10 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
             "echo": sum(evidence.related(t, asked) for t in cand_terms) / len(cand_terms) if cand_terms else 0.0,
             # the plan walk's own pick for the last step (its answer of the last relation's type, best anchored)
             "walked": float(bool(concluding) and key == normalize_answer(walk.answers[-1])),
+            # a value: how much of the question's provision its own clause and headings say, and whether its
+            # clause states a qualifier the question rules out wherever it is met (agents/answer/provision)
+            "provision": slot["provision"],
+            "clash": slot["clash"],
         }
         composed = len(plan) > 1
         base = list(features.items())
@@ -312,7 +326,8 @@ _SLOTS = {"place": {"in", "at", "from", "near", "of"}, "date": {"in", "on", "sin
 def _entities(nlp: TextToolkit, sentence: str, kinds, asked: set[str], answer_type: str = "",
               relation: set[str] = frozenset(), known_values: list[values.Value] = ()):
     """(text, closeness to the question's words, in an answer slot, anchored to the relation, an alias of
-    something the question names) for each entity of `kinds` in `sentence` the question does not name."""
+    something the question names, its clause: `provision.clause`) for each entity of `kinds` in `sentence` the
+    question does not name."""
     sentence = re.sub(r"\s*\[\d+(?:,\s*\d+)*\]", "", sentence)
     words = [(m.start(), m.end(), nlp.stem(m.group().lower())) for m in re.finditer(r"\w+", sentence)]
     marked = sentence_words(nlp, sentence) if relation else words
@@ -330,7 +345,8 @@ def _entities(nlp: TextToolkit, sentence: str, kinds, asked: set[str], answer_ty
         slot = float(bool(before) and before.group(1).lower() in slots)
         alias = float(e.kind == "name" and is_alias(nlp, sentence[:e.start], asked))
         rel = anchored(marked, e.start, e.end, relation, skip) if relation else 0.0
-        yield e.text, evidence.closeness(words, e.start, e.end, asked), slot, rel, alias
+        yield (e.text, evidence.closeness(words, e.start, e.end, asked), slot, rel, alias,
+               provision.clause(sentence, e.start, e.end))
 
 
 def _value_entities(sentence: str, known: list[values.Value]) -> list[Entity]:

@@ -57,11 +57,11 @@ _UNIT_MODIFIERS = frozenset("calendar business working consecutive full addition
 _LABELS = frozenset("section sections paragraph paragraphs rule rules form forms bulletin bulletins item items part "
                     "parts page pages line lines chapter chapters article articles no no. number clause clauses "
                     "schedule appendix exhibit table figure endorsement edition version subsection step tier "
-                    "class code chapter title act route level grade phase".split())
+                    "class code chapter title act route level grade phase year".split())  # "in year 2": a label
 _MONTHS = re.compile(r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s*$", re.I)
 # a paragraph's number: at a line's start (or after a "...: " framing) and before a capitalised word
 _ENUMERATION_BEFORE = re.compile(r"(?:^|\n|[:;]|\))\s*\(?$")
-_ENUMERATION_AFTER = re.compile(r"[.)]?\s+[A-Z(“\"]")
+_ENUMERATION_AFTER = re.compile(r"[.)]?\s+[A-Z(“\"*]")  # "(1) *In general.*": a heading in emphasis
 _WORD_AFTER = re.compile(r"^[\s-]*([A-Za-z][A-Za-z'’]*)(?:\s+([A-Za-z][A-Za-z'’]*))?(?:\s+([A-Za-z][A-Za-z'’]*))?")
 _COUNT_STOP = frozenset("a an the and or of to in on at by for with from per than that which who is are was were be "
                         "been as if this these those it its or nor not no but so such each any all every".split())

@@ -52,6 +52,19 @@ def test_a_named_document_or_edition_is_answered_from_that_one(home, capsys, que
     assert not out["abstained"] and _states(out, gold), out
 
 
+@pytest.mark.parametrize("question, gold", [
+    # the neighbouring-provision trap (tests/answer/test_answer_provision.py): the bulletin's table holds 18
+    # percent on an accepted amount beside 10 percent on an appraisal award
+    ("Under Bulletin B-2016-04, what yearly interest is owed on an appraisal award paid late?", "10 percent"),
+    # thirty calendar days to decide, beside fifteen business days to pay and 72 hours to acknowledge
+    ("Under Bulletin B-2016-04, how long does an insurer have to accept or deny a claim after it receives proof "
+     "of loss?", "30 days"),
+])
+def test_the_value_of_the_asked_provision_not_its_neighbours(home, capsys, question, gold):
+    out = _ask(home, question, capsys)
+    assert not out["abstained"] and _states(out, gold), out
+
+
 def test_the_value_in_force_comes_from_the_newest_edition(home, capsys):
     # no bulletin says the 09/18 edition was replaced: its own label orders it before 03/21
     out = _ask(home, "What is the special limit for theft of jewelry, watches and furs under Form HO-7 now?", capsys)

@@ -1,0 +1,114 @@
+"""Whether a value belongs to the question's provision: the words right around it, not only its type.
+
+A regulatory text states many values of one type side by side: a table of interest rates (an accepted amount
+paid late, an appraisal award paid late), a 72-hour acknowledgement beside a 15-business-day payment, a
+$25 million test beside a 10-percent one. The sentence-level features (`fit`, `overlap`) see the same words
+for every value of a table or of one long sentence. Here each value is read in its own clause (its table row,
+its list item, the part of its sentence between semicolons) under the heading path of its passage:
+
+- `provision_fit`: the share of the question's provision words (what it asks about, less the documents and
+  editions it names and the words of a question) that the clause or the headings above it say;
+- `clashes`: the clause states a qualifier the question rules out: business days for calendar days, a
+  maximum for a minimum, per occurrence for per claim, a percentage for a dollar amount.
+
+Fusion weighs both as candidate features (`candidates.FEATURES`), with weights fitted leaving one family of
+documents out (scripts/calibrate/calibrate_answers.py --leave-family-out).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from agents.answer import values
+from agents.answer.analysis import QuestionAnalysis
+from agents.lm.nlp import TextToolkit
+from agents.multihop import evidence
+
+# Words of a question that say how or when it asks, not what: they name no provision.
+_ASKING = ("edition editions current currently now today force stands stand effective under according set sets "
+           "much many long soon far what which how must may does do did will would insurer company value "
+           "state states stated give given say says apply applies")
+# The framing a superseded passage's sentences carry (retrieval/graph/current.py): no words of the provision.
+_FRAMING = re.compile(r"(?:Until [^()]{3,40} |Formerly )\([^()]{1,120}, superseded by [^()]{1,200}\): ")
+
+# Qualifiers that exclude each other: a clause saying one of a group answers a question saying another.
+_QUALIFIERS: tuple[dict[str, re.Pattern], ...] = tuple(
+    {name: re.compile(p, re.I) for name, p in group.items()} for group in (
+        {"business": r"\b(?:business|working) days?\b", "calendar": r"\bcalendar days?\b"},
+        {"maximum": r"\b(?:maximum|at most|up to|no more than|not (?:to )?exceed\w*|ceiling|cap)\b",
+         "minimum": r"\b(?:minimum|at least|no (?:less|fewer) than|not (?:less|fewer) than|floor)\b"},
+        {"claim": r"\bper claim\b", "occurrence": r"\bper (?:occurrence|loss|event)\b", "item": r"\bper (?:item|article)\b",
+         "person": r"\bper person\b", "year": r"\b(?:per (?:year|annum)|annual aggregate|in any one year)\b"},
+    ))
+# A list item's start: "- ", "3. ", "(b) ", "(iii) ", "(2) In general" (not a wrapped line's "(15) business days").
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]\s|\d{1,2}[.)]\s|\([a-z]{1,4}\)\s|\([A-Z0-9]{1,2}\)\s+[A-Z*])")
+# Where a sentence's next clause starts with a subject of its own: a semicolon, or ", and the ...", ", but it ..."
+# (not a list's ", and coins").
+_COORDINATED = re.compile(r";\s+|,\s+(?:and|but|or|while|whereas)\s+(?=(?:the|a|an|it|its|they|their|each|every|no|"
+                          r"any|this|that|he|she|we|you)\s)", re.I)
+_DOLLARS = re.compile(r"\bdollars?\b|\$", re.I)
+
+
+def provision_terms(nlp: TextToolkit, question: str, analysis: QuestionAnalysis) -> set[str]:
+    """The question's words naming its provision: its content words less the names of the documents and
+    editions it cites and the words any question of its kind says."""
+    named = set().union(*(evidence.terms(nlp, e) for e in analysis.entities)) if analysis.entities else set()
+    asking = evidence.terms(nlp, _ASKING)
+    return {t for t in evidence.terms(nlp, question) - named - asking if not t.isdigit()}
+
+
+class Clause(NamedTuple):
+    text: str  # the value's table row, list item, or stretch of its sentence between semicolons
+    near: str  # within a sentence's clause, the coordinated part around the value (", and the Authority ...")
+
+
+def clause(sentence: str, start: int, end: int) -> Clause:
+    """The part of `sentence` that states the value at [start, end): its table row or list item when it sits in
+    one (a row is one provision, whatever its cells), else the stretch of the sentence between semicolons
+    (a wrapped paragraph's line breaks cut nothing), and within that its coordinated part ("... has five (5)
+    business days to ask for a review, and the Authority must decide within twenty (20) business days": the
+    review is asked within five, decided within twenty)."""
+    line_start = sentence.rfind("\n", 0, start) + 1
+    line_end = sentence.find("\n", end)
+    line = sentence[line_start: len(sentence) if line_end < 0 else line_end]
+    if "|" in line or _LIST_ITEM.match(flat(line)):
+        return Clause(flat(line), flat(line))
+    text = sentence[_cut(sentence, r";\s+", start, end)]
+    return Clause(flat(text), flat(sentence[_cut(sentence, _COORDINATED, start, end)]))
+
+
+def _cut(text: str, separator: str, start: int, end: int) -> slice:
+    cuts = list(re.finditer(separator, text))
+    return slice(max((m.end() for m in cuts if m.end() <= start), default=0),
+                 min((m.start() for m in cuts if m.start() >= end), default=len(text)))
+
+
+def flat(text: str) -> str:
+    """Text as a clause is compared: without the history framing, its whitespace one space."""
+    return re.sub(r"\s+", " ", _FRAMING.sub("", text)).strip()
+
+
+def provision_fit(nlp: TextToolkit, wanted: set[str], local: Clause, section: str) -> float:
+    """The share of the provision's words that the value's clause or its heading path says: a word said
+    between the commas around the value (or in its headings) counts whole, one said elsewhere in its clause
+    half."""
+    if not wanted:
+        return 0.0
+    near = evidence.terms(nlp, f"{section} {local.near}")
+    have = evidence.terms(nlp, local.text)
+    return sum(1.0 if evidence.related(t, near) else 0.5 if evidence.related(t, have) else 0.0
+               for t in wanted) / len(wanted)
+
+
+def clashes(question: str, local: Clause, value_text: str) -> bool:
+    """Whether the clause qualifies its value in a way the question rules out ("15 business days" for a
+    question about calendar days, "per occurrence" for "per claim", "10 percent" for a dollar amount)."""
+    for group in _QUALIFIERS:
+        asked = {n for n, p in group.items() if p.search(question)}
+        said = {n for n, p in group.items() if p.search(local.text)}
+        if asked and said and not asked & said:
+            return True
+    value = values.parse_value(value_text)
+    return bool(value and value.kind == "percent" and re.search(r"\bdollar", question, re.I)
+                and not _DOLLARS.search(value_text))
