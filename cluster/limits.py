@@ -31,6 +31,7 @@ Edges = Annotated[list[Annotated[str, Field(max_length=40)]], Field(max_length=2
 Strategy = Literal["auto", "chain", "deep", "naive"]
 Writer = Literal["storm", "react"]
 SearchMode = Literal["hybrid", "dense", "sparse"]
+Source = Literal["corpus", "web", "hybrid"]  # the collection, the web (a search engine) or both fused
 
 
 class Turn(BaseModel):
@@ -55,12 +56,14 @@ class AskRequest(BaseModel):
     question: Question
     strategy: Strategy = "auto"
     history: History = []
+    source: Source = "corpus"
 
 
 class ReportRequest(BaseModel):
     topic: Topic
     writer: Writer = "storm"
     personas: Personas = 3
+    source: Source = "corpus"
 
 
 class InterviewRequest(BaseModel):

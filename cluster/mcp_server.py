@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from cluster.limits import (Edges, Filters, GraphK, History, Hops, K, Name, Personas, Question, SearchMode,
-                            Since, Strategy, Topic, Writer, history_dicts)
+                            Since, Source, Strategy, Topic, Writer, history_dicts)
 from cluster.session import Session
 from cluster.web.guard import GateSettings
 
@@ -42,17 +42,20 @@ def build_server(session: Session, host: str = "127.0.0.1", port: int = 8765, ga
 
     @mcp.tool()
     async def search(query: Question, k: K = 5, mode: SearchMode | None = None, sources: Filters | None = None,
-                     tags: Filters | None = None) -> list[dict[str, Any]]:
+                     tags: Filters | None = None, source: Source = "corpus") -> list[dict[str, Any]]:
         """Ranked passages for a query: title, path, page / line range, text, score and the evidence
-        graph's status (current, superseded, amended). `sources`/`tags` keep only those files or tags."""
-        return await session.search(query, k, mode, sources, tags)
+        graph's status (current, superseded, amended). `sources`/`tags` keep only those files or tags.
+        `source`: corpus (the collection), web (a search engine's pages, fetched and cited at the lines
+        of their snapshots) or hybrid (both); web needs a server started with --search-engine."""
+        return await session.search(query, k, mode, sources, tags, source=source)
 
     @mcp.tool()
-    async def ask(question: Question, strategy: Strategy = "auto", history: History | None = None) -> dict[str, Any]:
+    async def ask(question: Question, strategy: Strategy = "auto", history: History | None = None,
+                  source: Source = "corpus") -> dict[str, Any]:
         """A short answer with its confidence, or an honest refusal with the reason; the citations (each
         with its current/superseded status) and the hops. For a follow-up, pass the earlier answers'
-        `turn` objects as `history`."""
-        return await session.ask(question, strategy, history_dicts(history))
+        `turn` objects as `history`. `source`: corpus, web or hybrid, as for `search`."""
+        return await session.ask(question, strategy, history_dicts(history), source=source)
 
     @mcp.tool()
     def graph_locate(terms: Question, k: GraphK = 10) -> list[dict[str, Any]]:
@@ -79,9 +82,11 @@ def build_server(session: Session, host: str = "127.0.0.1", port: int = 8765, ga
         return session.claims_check(folder)
 
     @mcp.tool()
-    def report_start(topic: Topic, writer: Writer = "storm", personas: Personas = 3) -> dict[str, Any]:
-        """Start a cited report on `topic` in the background and return its run id at once."""
-        return {"run_id": session.report_start(topic, writer, personas)}
+    def report_start(topic: Topic, writer: Writer = "storm", personas: Personas = 3,
+                     source: Source = "corpus") -> dict[str, Any]:
+        """Start a cited report on `topic` in the background and return its run id at once; `source`:
+        corpus, web or hybrid, as for `search`."""
+        return {"run_id": session.report_start(topic, writer, personas, source)}
 
     @mcp.tool()
     def report_status(run_id: Name, since: Since = 0) -> dict[str, Any]:

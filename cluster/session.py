@@ -34,9 +34,12 @@ class ReportJob(BaseModel):
 class Session:
     """`open` it once; every call then shares one store, one set of models and one graph."""
 
-    def __init__(self, settings, collection: str, runs: Path, wikis: list[Path], llm_args):
-        """`settings`: the StoreSettings; `llm_args`: the parsed --llm options (`add_llm_arguments`)."""
-        self.settings, self.collection, self.llm_args = settings, collection, llm_args
+    def __init__(self, settings, collection: str, runs: Path, wikis: list[Path], llm_args, web=None):
+        """`settings`: the StoreSettings; `llm_args`: the parsed --llm options (`add_llm_arguments`); `web`:
+        the search engine and fetch settings (`agents.web.records.WebSource`) that let a request ask for
+        `source` web or hybrid (None: the collection only)."""
+        self.settings, self.collection, self.llm_args, self.web = settings, collection, llm_args, web
+        self.web_retriever = None
         self.runs, self.wikis = runs.resolve(), [w.resolve() for w in wikis]
         self.jobs: dict[str, ReportJob] = {}
         self._tasks: set[asyncio.Task] = set()
@@ -60,7 +63,26 @@ class Session:
             self.store.close()
             raise
         self.retriever = AsyncCorpus(self.corpus)
+        if self.web is not None:
+            from agents.web.research import local_web_retriever
+
+            self.web_retriever = local_web_retriever(self.web, ingestor, data_home(self.settings.data_dir))
         return self
+
+    def retriever_for(self, source: str = "corpus"):
+        """What a request searches: the collection, the web or both (`--source` of the CLI)."""
+        if source == "corpus":
+            return self.retriever
+        if source not in ("web", "hybrid"):
+            raise UsageError(f"source '{source}': say corpus, web or hybrid")
+        if self.web_retriever is None:
+            raise UsageError(f"source '{source}': this server was started without a search engine; start it "
+                             "with --search-engine NAME (and --search-url URL for SearXNG) to research the web")
+        if source == "web":
+            return self.web_retriever
+        from agents.web.hybrid import HybridRetriever
+
+        return HybridRetriever(self.retriever, self.web_retriever)
 
     async def close(self) -> None:
         for task in list(self._tasks):
@@ -68,6 +90,8 @@ class Session:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.models.close()
         self.retriever.close()
+        if self.web_retriever is not None:
+            await self.web_retriever.aclose()
 
     # --- search, ask, graph ----------------------------------------------------------------------
 
@@ -78,21 +102,25 @@ class Session:
         return graphs.load(self.collection) if graphs.exists(self.collection) else None
 
     async def search(self, query: str, k: int = 5, mode: str | None = None, sources: list[str] | None = None,
-                     tags: list[str] | None = None) -> list[dict]:
+                     tags: list[str] | None = None, source: str = "corpus") -> list[dict]:
         from cluster.commands.search import hit_json
         from retrieval.query import SearchFilter
 
         if not query.strip():
             raise UsageError("the query is empty")
         flt = SearchFilter(sources=sources or [], tags=tags or [])
-        hits = await asyncio.to_thread(self.corpus.search, query, k, mode, flt)
+        if source != "corpus":
+            hits = await self.retriever_for(source).search(query, k, flt)
+        else:
+            hits = await asyncio.to_thread(self.corpus.search, query, k, mode, flt)
         return [hit_json(h) for h in hits]
 
-    async def ask_events(self, question: str, strategy: str = "auto", history: list[dict] | None = None):
+    async def ask_events(self, question: str, strategy: str = "auto", history: list[dict] | None = None,
+                         source: str = "corpus"):
         """The same answer as `ask`, as events while it is made: each search and each model step (hops,
         intermediate answers) as it happens, then {"event": "answer", ...the ask --json object}."""
         queue: asyncio.Queue = asyncio.Queue()
-        task = asyncio.ensure_future(self.ask(question, strategy, history, observe=queue.put_nowait))
+        task = asyncio.ensure_future(self.ask(question, strategy, history, observe=queue.put_nowait, source=source))
         try:
             while not (task.done() and queue.empty()):
                 waiter = asyncio.ensure_future(queue.get())
@@ -109,7 +137,7 @@ class Session:
             task.cancel()
 
     async def ask(self, question: str, strategy: str = "auto", history: list[dict] | None = None,
-                  observe=None) -> dict:
+                  observe=None, source: str = "corpus") -> dict:
         """The `ask --json` object; `history`: earlier turns of the dialogue (as this returns them in
         "turn"), so a follow-up is rewritten from them first; `observe(event)`: told of each search and
         model step as it happens."""
@@ -125,7 +153,7 @@ class Session:
         asked = question
         if turns:
             asked = (await self.models.run(RewriteFollowUp, RewriteInput(question=question, turns=turns))).standalone
-        models, retriever = self.models, self.retriever
+        models, retriever = self.models, self.retriever_for(source)
         if observe is not None:
             models, retriever = ObservedModel(models, observe), ObservedRetriever(retriever, observe)
         answer = await ask(asked, strategy, models, retriever, MultihopSettings())
@@ -186,7 +214,7 @@ class Session:
 
     # --- reports and interviews ------------------------------------------------------------------
 
-    def report_start(self, topic: str, writer: str = "storm", personas: int = 3) -> str:
+    def report_start(self, topic: str, writer: str = "storm", personas: int = 3, source: str = "corpus") -> str:
         from agents.storm.artifacts import topic_slug
 
         if not topic.strip():
@@ -194,24 +222,28 @@ class Session:
         run_id = topic_slug(topic)
         if run_id in self.jobs and self.jobs[run_id].state == "running":
             return run_id
+        retriever = self.retriever_for(source)  # refused here, before a job exists
         self.jobs[run_id] = ReportJob(run_id=run_id, topic=topic)
-        task = asyncio.get_running_loop().create_task(self._report(self.jobs[run_id], writer, personas))
+        task = asyncio.get_running_loop().create_task(self._report(self.jobs[run_id], writer, personas, retriever,
+                                                                   source))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return run_id
 
-    async def _report(self, job: ReportJob, writer: str, personas: int) -> None:
+    async def _report(self, job: ReportJob, writer: str, personas: int, retriever, source: str) -> None:
         from agents.runtime import LocalRuntime
         from agents.storm.flow import run_topic
         from agents.storm.options import ReportOptions
         from cluster.commands.diff import after_run, before_rerun
         from retrieval.infotable import AsyncInformationTable, InformationTable
 
-        runtime = LocalRuntime(self.models, self.retriever, version=self.retriever.version,
+        runtime = LocalRuntime(self.models, retriever, version=retriever.version,
                                tables=lambda name: AsyncInformationTable(InformationTable(
                                    self.store, name, self.corpus.dense, self.corpus.sparse, source=self.collection)))
         try:
-            options = ReportOptions(writer=writer, personas=personas, where=f"collection '{self.collection}'")
+            where = {"corpus": f"collection '{self.collection}'", "web": "the web",
+                     "hybrid": f"collection '{self.collection}' and the web"}[source]
+            options = ReportOptions(writer=writer, personas=personas, where=where)
             before_rerun(self.runs / job.run_id)  # as `raystorm report` does: the page shows what changed
             summary = await run_topic(job.topic, runtime, str(self.runs), options,
                                       progress=lambda event: job.events.append(event.line()))
@@ -279,6 +311,13 @@ class Session:
         paths, _ = self.store.scan(self.collection)
         return set(paths)
 
+    def _snapshots(self) -> set[str]:
+        """The snapshot files of the web pages this server's web research fetched."""
+        if self.web is None or not self.store.exists(self.web.collection):
+            return set()
+        paths, _ = self.store.scan(self.web.collection)
+        return set(paths)
+
     def source(self, run: str, n: int, context: int = 4) -> dict:
         """Citation [n] of a report: the cited lines in their surrounding lines, read again from the
         file (only a file of the collection), with its current/superseded status and whether the lines
@@ -294,8 +333,9 @@ class Session:
         if cited is None or not cited.snippets:
             raise UsageError(f"report '{run}' has no citation [{n}]")
         graph, out = self.graph(), []
+        served = self._files() | self._snapshots()
         for snip in cited.snippets:
-            if snip.path not in self._files():  # never a file outside the collection
+            if snip.path not in served:  # never a file outside the collection (or its web pages' snapshots)
                 raise UsageError(f"[{n}] cites {snip.path}, which is not a file of collection '{self.collection}'")
             lines = read_lines(snip.path, snip.part) or []
             first, last = max(1, snip.line_start - context), min(len(lines), snip.line_end + context)
@@ -331,7 +371,18 @@ def session_of(args, wikis: list[Path] | None = None) -> Session:
     settings = store_settings(args)
     runs = Path(args.runs).expanduser() if args.runs else data_home(settings.data_dir) / "runs"
     runs.mkdir(parents=True, exist_ok=True)
-    return Session(settings, args.collection, runs, list(wikis or []), args)
+    return Session(settings, args.collection, runs, list(wikis or []), args, web=web_of(args))
+
+
+def web_of(args):
+    """The web research a face's command line allows (`--search-engine`, `--search-url`, or a key's
+    environment variable with --source web/hybrid), else None."""
+    if not (getattr(args, "search_engine", None) or getattr(args, "search_url", None)
+            or getattr(args, "source", None) in ("web", "hybrid")):
+        return None
+    from cluster.commands.sources import web_source
+
+    return web_source(args)
 
 
 def _topic_of(folder: Path) -> str:

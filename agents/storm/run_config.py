@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 
 from agents.lm.settings import LLMSettings
 from agents.storm.options import ReportOptions
+from agents.web.records import WebQuery, WebSource
 from retrieval.config import StoreSettings
 
 
@@ -29,4 +30,7 @@ class RunConfig(BaseModel):
     store: StoreSettings
     llm: LLMSettings
     options: ReportOptions
+    source: str = Field("corpus", description="corpus, web or hybrid")
+    web: WebSource | None = Field(None, description="the search engine and fetch settings (web and hybrid)")
+    web_queries: list[WebQuery] = Field(default_factory=list, description="every query sent to the engine")
     raystorm: str = Field(default_factory=_version)

@@ -30,7 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "search (NaiveRAG); `auto` lets the router choose. Every statement cites a passage "
                     "of the collection.")
     p.add_argument("question", nargs="?", help="the question (none with --chat)")
-    p.add_argument("--collection", "-c", required=True, type=collection_name)
+    p.add_argument("--collection", "-c", type=collection_name,
+                   help="the collection to answer from (not needed with --source web)")
     p.add_argument("--strategy", choices=["auto", "chain", "deep", "naive"], default="auto",
                    help="auto: the router picks chain for concrete multi-hop facts, deep for broad questions")
     p.add_argument("--max-iter", type=count(1), default=None, metavar="N",
@@ -47,7 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true",
                    help="print one JSON object (short_answer, confidence, abstained, abstain_reason, trace)")
     from agents.lm.arguments import add_llm_arguments
+    from cluster.commands.sources import add_source_arguments
 
+    add_source_arguments(p)
     add_llm_arguments(p)
     add_store_arguments(p)
     p.set_defaults(func=run)
@@ -122,8 +125,10 @@ class _Asker:
         from agents.lm.arguments import role_models_from_args
         from agents.lm.nlp import TextToolkit
         from agents.multihop.strategies import MULTIHOP_ROLES, MultihopSettings
+        from cluster.commands.sources import research_retriever, source_of, web_source
         from retrieval.config import data_home
-        from retrieval.search import AsyncCorpus, Corpus
+        from retrieval.ingest import Ingestor
+        from retrieval.search import Corpus
 
         self = cls()
         self.args, self.closed = args, False
@@ -139,13 +144,20 @@ class _Asker:
         self.multihop.chain.early_stop = args.early_stop
         if args.min_confidence is not None:
             self.multihop.answer.min_confidence = args.min_confidence
-        corpus = Corpus(settings, args.collection)
         try:
-            corpus.check()
+            source = source_of(args, args.collection is not None)
+            web = web_source(args) if source != "corpus" else None
+            if args.collection is None:
+                args.collection = web.collection  # cited passages' statuses are read from it
+            corpus = Corpus(settings, args.collection)
+            if source != "web":
+                corpus.check()
         except BaseException:
             await self.models.close()
             raise
-        self.retriever = AsyncCorpus(corpus)
+        ingestor = Ingestor(settings, store=corpus.store, dense=corpus.dense, sparse=corpus.sparse) if web else None
+        self.retriever, _ = research_retriever(source, web, corpus, ingestor, data_home(settings.data_dir))
+        self.web_only = corpus if source == "web" else None  # its store is closed here, not by the retriever
         return self
 
     async def turn(self, question: str, dialogue):
@@ -167,9 +179,13 @@ class _Asker:
                 "fallback_summary": self.models.ledger.fallback_summary()}
 
     async def close(self) -> None:
+        from agents.web.hybrid import close_retriever
+
         if not self.closed:
             self.closed = True
-            self.retriever.close()
+            await close_retriever(self.retriever)
+            if self.web_only is not None:
+                self.web_only.close()
             await self.models.close()
 
 

@@ -14,6 +14,7 @@ TOKEN_ENV = "RAYSTORM_MCP_TOKEN"
 
 def register(sub: argparse._SubParsersAction) -> None:
     from agents.lm.arguments import add_llm_arguments
+    from cluster.commands.sources import add_source_arguments
 
     p = sub.add_parser(
         "mcp", help="serve a collection to AI agents as MCP tools (search, ask, graph, wiki, reports)",
@@ -37,6 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--token", default=None, help=f"HTTP: the bearer token every request must carry "
                    f"(default: ${TOKEN_ENV}); required unless bound to a loopback address")
     add_gate_arguments(p)
+    add_source_arguments(p, server=True)
     add_llm_arguments(p)
     add_store_arguments(p)
     p.set_defaults(func=run)

@@ -19,6 +19,7 @@ MAX_PERSONAS, MAX_TURNS, MAX_SEARCH_K, MAX_SURVEY_K = 20, 20, 100, 500
 def register(sub: argparse._SubParsersAction) -> None:
     from agents.lm.arguments import add_llm_arguments
     from agents.storm.options import SURVEY_PASSAGES
+    from cluster.commands.sources import add_source_arguments
     from cluster.distributed_args import add_cluster_arguments
 
     p = sub.add_parser(
@@ -65,6 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "scripts/calibrate/cv_outline.py chose), e.g. {\"max_headings\": 8}; a chat model's outline "
                           "step reads only max_headings. `scripts/calibrate/cv_outline.py --export` writes one per "
                           "article: the knobs chosen without it")
+    add_source_arguments(p)
     add_llm_arguments(p)
     add_cluster_arguments(p)
     add_store_arguments(p)
@@ -95,8 +97,9 @@ def read_topics(args: argparse.Namespace) -> list[str]:
         topics += found
     if not topics:
         raise UsageError("no topic: give TOPIC or --topics FILE")
-    if not args.corpus and not args.collection:
-        raise UsageError("say what to research: --corpus PATH (files to ingest) or --collection NAME")
+    if not args.corpus and not args.collection and args.source in (None, "corpus", "hybrid"):
+        raise UsageError("say what to research: --corpus PATH (files to ingest), --collection NAME, "
+                         "or --source web (the web, through a search engine)")
     if not 1 <= args.react_min_calls <= args.react_max_calls:
         raise UsageError(f"--react-min-calls {args.react_min_calls} and --react-max-calls {args.react_max_calls}: "
                          "need 1 <= min <= max")
@@ -123,9 +126,11 @@ def run(args: argparse.Namespace) -> int:
 
 async def _run(args: argparse.Namespace, topics: list[str]) -> int:
     from agents.lm.arguments import settings_from_args
+    from cluster.commands.sources import research_retriever, source_of, web_source
     from cluster.distributed_args import wants_distributed
     from cluster.runtime import resolve_address
     from retrieval.config import data_home
+    from retrieval.errors import UsageError
 
     settings = store_settings(args)
     llm = settings_from_args(args)  # refuses bad LLM options before any work
@@ -134,8 +139,13 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
     _check_credentials(llm)
     home = data_home(settings.data_dir)
     out_dir = writable_folder(Path(args.out).expanduser().resolve() if args.out else home / "runs", "--out")
-    collection = args.collection or collection_for(args.corpus)
+    source = source_of(args, bool(args.corpus or args.collection))
+    web = web_source(args) if source != "corpus" else None  # refuses a missing engine or key before any work
+    collection = args.collection or (collection_for(args.corpus) if args.corpus else web.collection)
     distributed = wants_distributed(args)
+    if distributed and web is not None:
+        raise UsageError(f"--source {source} runs in this process: drop --address/--distributed (web research "
+                         "on the cluster's fetcher actors is `actors.fetcher.FetcherPool`, not yet wired to reports)")
     if distributed and resolve_address(args.address):
         from cluster.runtime import connect
         from cluster.service import find_service
@@ -155,13 +165,14 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
     from agents.lm.nlp import TextToolkit
     from agents.lm.settings import STORM_ROLES
     from agents.runtime import LocalRuntime
-    from agents.storm.artifacts import topic_slug
+    from agents.storm.artifacts import RunFiles, topic_slug
+    from agents.web.hybrid import close_retriever
     from agents.storm.flow import run_topic
     from agents.storm.run_config import RunConfig
     from cluster.commands.diff import before_rerun, changed_line, collection_graph
     from retrieval.infotable import AsyncInformationTable, InformationTable
     from retrieval.ingest import Ingestor
-    from retrieval.search import AsyncCorpus, Corpus
+    from retrieval.search import Corpus
 
     ingestor = Ingestor(settings)
     store = ingestor.store
@@ -173,7 +184,8 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
             for line in summary.warnings(relative_source):
                 info(line)
         corpus = Corpus(settings, collection, store=store, dense=ingestor.dense, sparse=ingestor.sparse)
-        corpus.check()
+        if source != "web":
+            corpus.check()
         if distributed:  # the actors build the models; the driver only checks what the command line asks
             check_roles(llm.roles, STORM_ROLES)
             if not llm.uses_llm:
@@ -189,7 +201,7 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
         if distributed:
             store.close()  # a Corpus actor opens the embedded store from here on
             return await _run_distributed(args, topics, settings, collection, llm, options, out_dir, home, graph)
-        retriever = AsyncCorpus(corpus)
+        retriever, web_retriever = research_retriever(source, web, corpus, ingestor, home)
         runtime = LocalRuntime(models, retriever, version=retriever.version, tables=lambda name: AsyncInformationTable(
             InformationTable(store, name, corpus.dense, corpus.sparse, source=collection)))
         try:
@@ -197,16 +209,21 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
                 run_dir = out_dir / topic_slug(topic)
                 before_rerun(run_dir)  # a finished earlier run stays as previous/: changes.md compares them
                 config = RunConfig(topic=topic, collection=collection, corpus=[str(Path(p).resolve()) for p in args.corpus],
-                                   store=settings, llm=llm, options=options)
-                summary = await run_topic(topic, runtime, str(out_dir), options, progress=_progress, config=config,
-                                          llm=llm)
+                                   store=settings, llm=llm, options=options, source=source, web=web)
+                try:
+                    summary = await run_topic(topic, runtime, str(out_dir), options, progress=_progress,
+                                              config=config, llm=llm)
+                finally:
+                    if web_retriever is not None:  # every query sent, kept with the run even when it failed
+                        config.web_queries = web_retriever.take_queries()
+                        RunFiles(out_dir, topic).write_config(config)
                 changed = changed_line(run_dir, graph)
                 _print_summary(summary)
                 if changed:
                     info(changed)
         finally:
             await models.close()
-            retriever.close()  # its worker thread; the store is closed below
+            await close_retriever(retriever)  # its worker thread(s) and connections; the store is closed below
     finally:
         store.close()
     return 0
@@ -250,13 +267,21 @@ async def _run_distributed(args, topics, settings, collection, llm, options, out
     return 0
 
 
+def where_of(args: argparse.Namespace, collection: str) -> str:
+    """What a run searched, as a message names it ("... found in collection 'x'")."""
+    source = getattr(args, "source", None)
+    if source == "web":
+        return "the web"
+    return f"collection '{collection}' and the web" if source == "hybrid" else f"collection '{collection}'"
+
+
 def report_options(args: argparse.Namespace, collection: str):
     from agents.storm.options import ReportOptions
 
     return ReportOptions(personas=args.personas, turns=args.turns, search_k=args.search_k, survey_k=args.survey_k,
                          exclude_urls=args.exclude_url, polish=not args.no_polish, force=args.force,
                          writer=args.writer, react_min_calls=args.react_min_calls,
-                         react_max_calls=args.react_max_calls, where=f"collection '{collection}'",
+                         react_max_calls=args.react_max_calls, where=where_of(args, collection),
                          outline=read_outline_params(args.outline_params))
 
 

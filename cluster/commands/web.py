@@ -16,6 +16,7 @@ TOKEN_ENV = "RAYSTORM_WEB_TOKEN"
 
 def register(sub: argparse._SubParsersAction) -> None:
     from agents.lm.arguments import add_llm_arguments
+    from cluster.commands.sources import add_source_arguments
 
     p = sub.add_parser(
         "web", help="pages and an HTTP API over a collection",
@@ -40,6 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--address", default=None, help="a Ray cluster to run on, as a Ray Serve application "
                    "(default: this process)")
     add_gate_arguments(p)
+    add_source_arguments(p, server=True)
     add_llm_arguments(p)
     add_store_arguments(p)
     p.set_defaults(func=run)

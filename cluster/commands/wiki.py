@@ -31,6 +31,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     check = actions.add_parser("check", help="ok / relocated / stale / unresolved for every claim (no model)")
     check.add_argument("folder", metavar="DIR", help="a wiki folder, a report run folder, or one topic's folder")
     check.add_argument("--json", action="store_true", help="print one JSON object")
+    check.add_argument("--refetch", action="store_true",
+                       help="first fetch again every web page the claims cite (their snapshots), so claims "
+                            "whose lines the page changed read stale; without it nothing leaves this machine")
+    check.add_argument("--allow-private-hosts", action="store_true",
+                       help="--refetch: pages on loopback and private addresses may be fetched (an intranet)")
     check.set_defaults(func=run_check)
     update = actions.add_parser("update", help="re-derive the stale and unresolved claims of a wiki")
     update.add_argument("folder", metavar="DIR")
@@ -79,9 +84,11 @@ def run_build(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    # no language model, store or network is touched here: files are read and hashed
+    # no language model or store is touched here (nor the network, without --refetch): files are read and hashed
     from agents.wiki.check import check_folder
 
+    if args.refetch:
+        refetch_cited(Path(args.folder), args.allow_private_hosts)
     report = check_folder(Path(args.folder))
     if args.json:
         print(report.model_dump_json(indent=1))
@@ -96,6 +103,22 @@ def run_check(args: argparse.Namespace) -> int:
     print(f"{len(report.claims)} claims: {counts} ({report.files_read} source files read, "
           f"{report.seconds * 1000:.0f} ms, no model call)")
     return 0 if report.counts["stale"] + report.counts["unresolved"] == 0 else 1
+
+
+def refetch_cited(folder: Path, allow_private_hosts: bool) -> None:
+    """Every web page the claims under `folder` cite, fetched again into its snapshot; one line each."""
+    import asyncio
+
+    from agents.web.fetch import FetchSettings
+    from agents.web.refetch import refetch_snapshots
+    from agents.wiki.claims import load_sidecars
+
+    paths = [ev.path for _, claims in load_sidecars(folder) for claim in claims.claims for ev in claim.evidence]
+    results = asyncio.run(refetch_snapshots(paths, FetchSettings(allow_private_hosts=allow_private_hosts)))
+    for r in results:
+        info(r.line())
+    if not results:
+        info("--refetch: the claims cite no web page")
 
 
 def run_update(args: argparse.Namespace) -> int:

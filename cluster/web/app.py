@@ -23,7 +23,7 @@ from pydantic import Field
 
 from cluster.export import MEDIA_TYPES
 from cluster.limits import (MAX_NAME, AskRequest, Citation, GraphK, Hops, InterviewRequest, K, Name, Question,
-                            ReportRequest, SearchMode, Since, history_dicts)
+                            ReportRequest, SearchMode, Since, Source, history_dicts)
 from cluster.web.guard import Gate
 from retrieval.errors import RaystormError, UsageError
 
@@ -78,11 +78,12 @@ def create_app(get_session, get_token, get_gate) -> FastAPI:
     @app.get("/api/health")
     async def health() -> dict:
         session = s()
-        return {"ok": True, "collection": session.collection}
+        return {"ok": True, "collection": session.collection,
+                "sources": ["corpus", "web", "hybrid"] if session.web is not None else ["corpus"]}
 
     @app.get("/api/search")
-    async def search(q: Question, k: K = 5, mode: SearchMode | None = None) -> list[dict]:
-        return await s().search(q, k, mode)
+    async def search(q: Question, k: K = 5, mode: SearchMode | None = None, source: Source = "corpus") -> list[dict]:
+        return await s().search(q, k, mode, source=source)
 
     @app.post("/api/ask", responses={200: {"content": {"application/json": {}, "text/event-stream": {}}}})
     async def ask(body: AskRequest, request: Request):
@@ -93,15 +94,16 @@ def create_app(get_session, get_token, get_gate) -> FastAPI:
             raise UsageError(f"this server serves collection '{session.collection}', not '{body.collection}'")
         if "text/event-stream" in request.headers.get("accept", ""):
             async def events():
-                async for event in session.ask_events(body.question, body.strategy, history_dicts(body.history)):
+                async for event in session.ask_events(body.question, body.strategy, history_dicts(body.history),
+                                                      body.source):
                     yield f"event: {event['event']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n"
             return StreamingResponse(events(), media_type="text/event-stream",
                                      headers={"cache-control": "no-cache", "x-accel-buffering": "no"})
-        return await session.ask(body.question, body.strategy, history_dicts(body.history))
+        return await session.ask(body.question, body.strategy, history_dicts(body.history), source=body.source)
 
     @app.post("/api/reports")
     async def report_start(body: ReportRequest) -> dict:
-        return {"run_id": s().report_start(body.topic, body.writer, body.personas)}
+        return {"run_id": s().report_start(body.topic, body.writer, body.personas, body.source)}
 
     @app.get("/api/reports")
     async def reports() -> list[dict]:
@@ -167,7 +169,9 @@ def create_app(get_session, get_token, get_gate) -> FastAPI:
     # --- the pages ----------------------------------------------------------------------------------
 
     def page(request: Request, name: str, **context) -> HTMLResponse:
-        return templates.TemplateResponse(request, name, {"collection": s().collection, **context})
+        sources = ["corpus", "web", "hybrid"] if s().web is not None else []  # a selector only where there is a choice
+        return templates.TemplateResponse(request, name, {"collection": s().collection, "sources": sources,
+                                                          **context})
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     async def home(request: Request):

@@ -76,7 +76,8 @@ if (newReport) newReport.addEventListener("submit", async (event) => {
   box.textContent = "";
   try {
     const {run_id} = await api("/api/reports", {method: "POST", headers: {"content-type": "application/json"},
-      body: JSON.stringify({topic: form.get("topic"), writer: form.get("writer")})});
+      body: JSON.stringify({topic: form.get("topic"), writer: form.get("writer"),
+                            source: form.get("source") || "corpus"})});
     await watch(run_id, box);
   } catch (err) { box.append(err.message); }
 });
@@ -105,7 +106,7 @@ if (askForm) askForm.addEventListener("submit", async (event) => {
   const reply = await fetch("/api/ask", {method: "POST",
     headers: {"content-type": "application/json", accept: "text/event-stream"},
     body: JSON.stringify({collection: askForm.dataset.collection, question: form.get("question"),
-                          strategy: form.get("strategy"), history})});
+                          strategy: form.get("strategy"), source: form.get("source") || "corpus", history})});
   if (!reply.ok) { answer.replaceChildren(el("p", {class: "error"}, (await reply.json()).error)); return; }
   const reader = reply.body.getReader(), decoder = new TextDecoder();
   const searches = new Map();
