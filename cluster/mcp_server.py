@@ -115,4 +115,7 @@ def build_server(session: Session, host: str = "127.0.0.1", port: int = 8765, ga
         """A compiled wiki page."""
         return session.wiki_page(page)["markdown"]
 
+    from cluster.roundtable_faces import add_roundtable_tools  # roundtable_start, _turn, _mindmap, _report
+
+    add_roundtable_tools(mcp, session)
     return mcp

@@ -66,11 +66,11 @@ def local_turns(settings: StoreSettings, collection: str, llm: LLMSettings, *, s
     models = RoleModels.from_settings(llm, cache_dir=data_home(settings.data_dir) / "cache" / "llm",
                                       nlp=TextToolkit(embed=corpus.dense.embed))
     check_roundtable_roles(llm)
-    runtime = LocalRuntime(models, retriever, tables=_no_table)
+    runtime = LocalRuntime(models, retriever, tables=no_table)
     return LocalTurns(runtime, models, retriever, owns_store=store is None)
 
 
-def _no_table(name: str):
+def no_table(name: str):
     raise ValueError("a roundtable keeps no information table: its mind map holds what it found")
 
 

@@ -58,13 +58,22 @@ class Roundtable:
     @classmethod
     async def start(cls, topic: str, collection: str, runtime, *, options: RoundtableOptions | None = None,
                     files: SessionFiles | None = None, listener: Listener | None = None,
-                    session_id: str | None = None) -> Roundtable:
+                    session_id: str | None = None, source: str = "corpus") -> Roundtable:
         """A new session after its warm start."""
-        session = RoundtableSession(id=session_id or new_session_id(topic), topic=topic, collection=collection,
-                                    options=options or RoundtableOptions(), mindmap=MindMapNode(id="root", concept=topic))
-        table = cls(session, runtime, files, listener)
+        table = cls.new(topic, collection, runtime, options=options, files=files, listener=listener, source=source)
+        if session_id:
+            table.session.id = session_id
         await table.warm_start()
         return table
+
+    @classmethod
+    def new(cls, topic: str, collection: str, runtime, *, options: RoundtableOptions | None = None,
+            files: SessionFiles | None = None, listener: Listener | None = None, source: str = "corpus"
+            ) -> Roundtable:
+        """A session not started yet (its id known at once): `await warm_start()` next."""
+        session = RoundtableSession(id=new_session_id(topic), topic=topic, collection=collection, source=source,
+                                    options=options or RoundtableOptions(), mindmap=MindMapNode(id="root", concept=topic))
+        return cls(session, runtime, files, listener)
 
     async def warm_start(self) -> None:
         s = self.session

@@ -49,6 +49,13 @@ class SessionFiles:
         hint = f"; sessions in {self.root}: {', '.join(known)}" if known else f"; none in {self.root} yet"
         raise UsageError(f"no roundtable session '{ref}'{hint}")
 
+    def load_id(self, session_id: str) -> RoundtableSession:
+        """A session by its id alone (what a face takes from outside: never a path)."""
+        path = self.folder(session_id) / SESSION
+        if not path.is_file():
+            raise UsageError(f"no roundtable session '{session_id}'")
+        return load_json(path, RoundtableSession, "the session cannot be resumed; start a new roundtable")
+
     def load(self, ref: str) -> RoundtableSession:
         return load_json(self.locate(ref), RoundtableSession,
                          "the session cannot be resumed; start a new roundtable (the report, if written, stays)")

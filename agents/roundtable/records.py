@@ -71,7 +71,8 @@ class RoundtableSession(BaseModel):
 
     id: str
     topic: str
-    collection: str = Field(description="what the experts search (the source's name)")
+    collection: str = Field(description="the collection the experts search")
+    source: str = Field("corpus", description="corpus, web or hybrid: what the experts search")
     options: RoundtableOptions = Field(default_factory=RoundtableOptions)
     experts: list[Persona] = Field(default_factory=list)
     utterances: list[Utterance] = Field(default_factory=list)

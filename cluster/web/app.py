@@ -213,6 +213,9 @@ def create_app(get_session, get_token, get_gate) -> FastAPI:
         session = s()
         return page(request, "graph.html", result=session.graph_expand(node) if node else None)
 
+    from cluster.roundtable_faces import roundtable_router  # the roundtable's API and page
+
+    app.include_router(roundtable_router(s, page))
     return app
 
 

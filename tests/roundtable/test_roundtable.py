@@ -157,3 +157,44 @@ def test_on_the_cluster_the_turns_are_the_same(played, settings):
     said = [json.loads(line) for line in done.stdout.splitlines()]
     assert said == [u.model_dump(mode="json") for u in session.utterances[: len(said)]]
     assert len(said) == sum(1 for u in session.utterances if u.warm_start) + 3
+
+
+def test_the_mcp_tools(played, settings):
+    """roundtable_start / _turn / _mindmap / _report through the MCP SDK's client, on the server `raystorm mcp`
+    builds (in memory: the protocol without the stdio pipe)."""
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    from cluster.cli import build_parser
+    from cluster.mcp_server import build_server
+    from cluster.session import session_of
+
+    args = build_parser().parse_args(["mcp", "-c", "example", "--data-dir", str(settings.data_dir)])
+
+    async def go():
+        session = session_of(args).open()
+        try:
+            async with create_connected_server_and_client_session(build_server(session)) as client:
+                names = {t.name for t in (await client.list_tools()).tools}
+                started = _result(await client.call_tool("roundtable_start", {"topic": TOPIC}))
+                turn = _result(await client.call_tool("roundtable_turn", {"session_id": started["id"],
+                                                                          "message": STEER}))
+                tree = _result(await client.call_tool("roundtable_mindmap", {"session_id": started["id"]}))
+                report = _result(await client.call_tool("roundtable_report", {"session_id": started["id"]}))
+                bad = await client.call_tool("roundtable_turn", {"session_id": "../../etc"})
+                return names, started, turn, tree, report, bad
+        finally:
+            await session.close()
+
+    names, started, turn, tree, report, bad = asyncio.run(go())
+    assert {"roundtable_start", "roundtable_turn", "roundtable_mindmap", "roundtable_report"} <= names
+    assert started["experts"] and started["said"] and all(u["warm_start"] for u in started["said"])
+    assert [u["role"] for u in turn["said"]] == ["user", "expert"] and turn["said"][1]["focus"] == STEER
+    assert turn["said"][1]["cited"] and turn["turns"] == len(started["said"]) + 2
+    assert tree["tree"]["children"] and TOPIC in tree["text"]
+    assert report["report"].startswith(f"# {TOPIC}") and "## References" in report["report"]
+    assert bad.isError
+
+
+def _result(reply):
+    assert not reply.isError, reply.content
+    return reply.structuredContent.get("result", reply.structuredContent)
