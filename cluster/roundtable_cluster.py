@@ -28,12 +28,11 @@ async def cluster_turns(args, settings: StoreSettings, collection: str, llm: LLM
     from cluster.distributed_actors import placement_line
     from cluster.distributed_args import plan_from_args
     from cluster.ray_runtime import RayRuntime
-    from cluster.roundtables import check_roundtable_roles, open_retriever
+    from cluster.roundtables import check_collection, check_roundtable_roles
     from cluster.runtime import resolve_address
 
     check_roundtable_roles(llm)
-    _, corpus = open_retriever(settings, collection)  # a missing collection fails here, in one line
-    corpus.close()  # in embedded mode the Corpus actor opens the store
+    check_collection(settings, collection)  # a missing one fails here, in one line; the Corpus actor opens it
     plan = plan_from_args(args)
     if plan.writer_actors is None:  # a roundtable has no writers: one idle actor, not one per CPU
         plan = plan.model_copy(update={"writer_actors": 1})

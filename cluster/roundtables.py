@@ -1,9 +1,8 @@
 """The roundtable's service side, shared by its faces (CLI, web app, MCP): open what a roundtable searches and
 where its turns run, then start, step, resume and report sessions.
 
-`open_retriever` is the one place the source is opened: today the ingested collection (`Corpus` behind
-`AsyncCorpus`, as `raystorm report` opens it); with `--source web|hybrid` (issue #51) it becomes the sources
-module's retriever, and nothing else here changes.
+`local_turns` opens what the experts search as `raystorm report` does (`--source corpus|web|hybrid`, through
+`cluster.commands.sources.research_retriever`).
 """
 
 from __future__ import annotations
@@ -27,14 +26,15 @@ def session_files(settings: StoreSettings) -> SessionFiles:
     return SessionFiles(data_home(settings.data_dir) / ROUNDTABLES)
 
 
-def open_retriever(settings: StoreSettings, collection: str, store=None):
-    """(retriever, corpus) over `collection`; the corpus has the embedder the extractive model compares with.
-    `store`: an open `PassageStore` to share (the web app's), else the retriever opens its own."""
-    from retrieval.search import AsyncCorpus, Corpus
+def check_collection(settings: StoreSettings, collection: str) -> None:
+    """The collection is there and searchable (a one-line error if not); the store is let go again."""
+    from retrieval.search import Corpus
 
-    corpus = Corpus(settings, collection, store=store)
-    corpus.check()
-    return AsyncCorpus(corpus), corpus
+    corpus = Corpus(settings, collection)
+    try:
+        corpus.check()
+    finally:
+        corpus.close()
 
 
 @dataclass
@@ -44,30 +44,46 @@ class LocalTurns:
     runtime: object
     models: object
     retriever: object
-    owns_store: bool
+    store: object
 
     @property
     def notice(self) -> str | None:
         return getattr(self.models, "notice", None)
 
     async def close(self) -> None:
-        await self.models.close()
-        if self.owns_store:
-            self.retriever.close()
+        from agents.web.hybrid import close_retriever
+
+        try:
+            await self.models.close()
+            await close_retriever(self.retriever)  # its worker thread(s) and connections
+        finally:
+            self.store.close()
 
 
-def local_turns(settings: StoreSettings, collection: str, llm: LLMSettings, *, store=None) -> LocalTurns:
-    """Turns run here: the models of `llm` (their cache in the data dir) over the collection."""
+def local_turns(settings: StoreSettings, collection: str, llm: LLMSettings, *, source: str = "corpus",
+                web=None) -> LocalTurns:
+    """Turns run here: the models of `llm` (their cache in the data dir) over what `source` names — the
+    collection, the web (`web`: `agents.web.research.WebSource`) or both — opened as `raystorm report` opens it."""
     from agents.lm.models import RoleModels
     from agents.lm.nlp import TextToolkit
     from agents.runtime import LocalRuntime
+    from cluster.commands.sources import research_retriever
+    from retrieval.ingest import Ingestor
+    from retrieval.search import Corpus
 
-    retriever, corpus = open_retriever(settings, collection, store)
-    models = RoleModels.from_settings(llm, cache_dir=data_home(settings.data_dir) / "cache" / "llm",
-                                      nlp=TextToolkit(embed=corpus.dense.embed))
     check_roundtable_roles(llm)
-    runtime = LocalRuntime(models, retriever, tables=no_table)
-    return LocalTurns(runtime, models, retriever, owns_store=store is None)
+    ingestor = Ingestor(settings)
+    try:
+        corpus = Corpus(settings, collection, store=ingestor.store, dense=ingestor.dense, sparse=ingestor.sparse)
+        if source != "web":
+            corpus.check()
+        retriever, _ = research_retriever(source, web, corpus, ingestor, data_home(settings.data_dir))
+        models = RoleModels.from_settings(llm, cache_dir=data_home(settings.data_dir) / "cache" / "llm",
+                                          nlp=TextToolkit(embed=corpus.dense.embed))
+    except BaseException:
+        ingestor.store.close()
+        raise
+    return LocalTurns(LocalRuntime(models, retriever, tables=no_table), models, retriever, ingestor.store)
 
 
 def no_table(name: str):
@@ -82,9 +98,9 @@ def check_roundtable_roles(llm: LLMSettings) -> None:
 
 
 @asynccontextmanager
-async def turns_here(settings: StoreSettings, collection: str, llm: LLMSettings, *, store=None
-                     ) -> AsyncIterator[LocalTurns]:
-    turns = local_turns(settings, collection, llm, store=store)
+async def turns_here(settings: StoreSettings, collection: str, llm: LLMSettings, *, source: str = "corpus",
+                     web=None) -> AsyncIterator[LocalTurns]:
+    turns = local_turns(settings, collection, llm, source=source, web=web)
     try:
         yield turns
     finally:
@@ -92,23 +108,29 @@ async def turns_here(settings: StoreSettings, collection: str, llm: LLMSettings,
 
 
 @asynccontextmanager
-async def turns_on(args, settings: StoreSettings, collection: str, llm: LLMSettings):
+async def turns_on(args, settings: StoreSettings, collection: str, llm: LLMSettings, source: str = "corpus",
+                   web=None):
     """Where the command's turns run: the cluster's actors with --address/--distributed, else this process."""
     from cluster.distributed_args import wants_distributed
+    from retrieval.errors import UsageError
 
     if wants_distributed(args):
+        if source != "corpus":
+            raise UsageError(f"a roundtable on --source {source} runs in this process: drop --distributed/--address")
         from cluster.roundtable_cluster import cluster_turns
 
         async with cluster_turns(args, settings, collection, llm) as turns:
             yield turns
     else:
-        async with turns_here(settings, collection, llm) as turns:
+        async with turns_here(settings, collection, llm, source=source, web=web) as turns:
             yield turns
 
 
 async def start_roundtable(topic: str, collection: str, runtime, files: SessionFiles,
-                           options: RoundtableOptions | None = None, listener: Listener | None = None) -> Roundtable:
-    return await Roundtable.start(topic, collection, runtime, options=options, files=files, listener=listener)
+                           options: RoundtableOptions | None = None, listener: Listener | None = None,
+                           source: str = "corpus") -> Roundtable:
+    return await Roundtable.start(topic, collection, runtime, options=options, files=files, listener=listener,
+                                  source=source)
 
 
 def resume_roundtable(ref: str, runtime, files: SessionFiles, listener: Listener | None = None) -> Roundtable:

@@ -21,6 +21,7 @@ COMMANDS = "Enter: let it go on; a message: steer it; /map: the mind map; /repor
 def register(sub: argparse._SubParsersAction) -> None:
     from agents.lm.arguments import add_llm_arguments
     from agents.lm.settings import ROUNDTABLE_ROLES
+    from cluster.commands.sources import add_source_arguments
     from cluster.distributed_args import add_cluster_arguments
 
     p = sub.add_parser(
@@ -33,7 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog="example: raystorm roundtable \"flood coverage\" -c example --turns 6 --observe --report; "
                f"per-role models: --role-llm ROLE=SPEC with ROLE one of {', '.join(ROUNDTABLE_ROLES)}")
     p.add_argument("topic", nargs="?", help="the topic (not with --resume)")
-    p.add_argument("--collection", "-c", type=collection_name, help="the ingested collection the experts search")
+    p.add_argument("--collection", "-c", type=collection_name,
+                   help="the ingested collection the experts search (with --source web: not needed)")
     p.add_argument("--resume", metavar="SESSION", help="continue a saved session (its id, folder or session.json)")
     p.add_argument("--turns", type=count(0, MAX_TURNS), metavar="N",
                    help="turns to run (with --observe: required; interactive: stop after N)")
@@ -47,6 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a mind-map concept holding more snippets than K is split into sub-concepts (default 4)")
     t.add_argument("--max-experts", type=count(1, 8), default=3, metavar="N", help="experts at the table (default 3)")
     t.add_argument("--search-k", type=count(1, 50), default=6, metavar="K", help="passages per search (default 6)")
+    add_source_arguments(p)
     add_llm_arguments(p)
     add_cluster_arguments(p)
     add_store_arguments(p)
@@ -59,9 +62,7 @@ def run(args: argparse.Namespace) -> int:
     if args.resume and args.topic:
         raise UsageError("give a TOPIC for a new roundtable or --resume SESSION, not both")
     if not args.resume and not (args.topic and args.topic.strip()):
-        raise UsageError("no topic: give TOPIC (with -c NAME), or --resume SESSION")
-    if not args.resume and not args.collection:
-        raise UsageError("say what the experts search: -c NAME (an ingested collection)")
+        raise UsageError("no topic: give TOPIC (with -c NAME or --source web), or --resume SESSION")
     if args.observe and args.turns is None:
         raise UsageError("--observe runs a fixed number of turns: add --turns N")
     return run_async(_run(args))
@@ -71,13 +72,20 @@ async def _run(args: argparse.Namespace) -> int:
     from agents.lm.arguments import settings_from_args
     from agents.roundtable.records import RoundtableOptions
     from cluster.roundtables import report_of, resume_roundtable, session_files, start_roundtable, turns_on
+    from retrieval.errors import UsageError
+
+    from cluster.commands.sources import source_of, web_source
 
     settings = store_settings(args)
     llm = settings_from_args(args)
     files = session_files(settings)
     session = files.load(args.resume) if args.resume else None
-    collection = session.collection if session else args.collection
-    async with turns_on(args, settings, collection, llm) as turns:
+    if session is not None and args.source and args.source != session.source:
+        raise UsageError(f"session {session.id} searches --source {session.source}; resume it with that")
+    source = session.source if session else source_of(args, bool(args.collection))
+    web = web_source(args) if source != "corpus" else None  # a missing engine or key: refused before any work
+    collection = session.collection if session else args.collection or web.collection
+    async with turns_on(args, settings, collection, llm, source, web) as turns:
         if turns.notice and not args.json:
             info(turns.notice)
         if getattr(turns, "placement", ""):
@@ -92,8 +100,9 @@ async def _run(args: argparse.Namespace) -> int:
             options = RoundtableOptions(moderator_after=args.moderator_after, split_above=args.split_above,
                                         max_experts=args.max_experts, search_k=args.search_k)
             topic = " ".join(args.topic.split())
-            info(f"warm start on '{topic}' over '{collection}' ...")
-            table = await start_roundtable(topic, collection, turns.runtime, files, options, listener)
+            where = f"'{collection}'" if source == "corpus" else "the web" if source == "web" else f"'{collection}' and the web"
+            info(f"warm start on '{topic}' over {where} ...")
+            table = await start_roundtable(topic, collection, turns.runtime, files, options, listener, source)
             info(f"session {table.session.id}; experts: {', '.join(p.name for p in table.session.experts)}")
         if args.observe:
             for _ in range(args.turns):
