@@ -1,0 +1,275 @@
+"""One page over HTTP, safely and politely: the network half of fetching (no cache, no files).
+
+For each hop (the URL, then each redirect, followed here so each is checked): the address is
+checked (`guard`) and the connection made to the very address checked; robots.txt is asked;
+the domain's gate gives a slot; the response is read under a time limit, only for an allowed
+content type and only up to the size cap (a bigger page is dropped as soon as it passes the
+cap, or before reading when its Content-Length says so). No cookies are kept between
+requests and nothing in a page is run. A page's end is a `Download` with a status and a
+reason, never an exception.
+
+`Downloader` runs in the process that fetches (a fetcher actor, or the process itself);
+`agents.web.fetch.PageFetcher` adds the cache and the snapshots around it.
+
+    downloader = Downloader(FetchSettings(allow_private_hosts=True), LocalDomainGate(DomainLimits()))
+    page = await downloader.download("http://127.0.0.1:8000/a.html")
+    page.status, page.reason, page.title, page.text
+    await downloader.aclose()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.cookiejar
+import socket
+from typing import Literal, NamedTuple
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+import anyio.lowlevel
+import httpx
+from pydantic import BaseModel, Field
+
+from agents.web.extract import ExtractionFailed, extract_text, media_type
+from agents.web.guard import BlockedURL, resolve_checked
+from agents.web.politeness import DomainGate, DomainLimits, GateBusy
+from agents.web.robots import MAX_ROBOTS_BYTES, RobotsFile, RobotsRules
+
+PAGE_TYPES = ["text/html", "application/xhtml+xml", "text/plain", "application/pdf"]
+
+
+class FetchSettings(BaseModel):
+    """How pages are fetched; printable (no secrets) and the same on every fetcher."""
+
+    timeout_s: float = Field(15.0, gt=0, description="one request, from connecting to the body's last byte")
+    max_bytes: int = Field(5_000_000, ge=1, description="a bigger body is skipped, not read to its end")
+    max_redirects: int = Field(5, ge=0)
+    content_types: list[str] = Field(default_factory=lambda: list(PAGE_TYPES))
+    ttl_s: float = Field(86_400.0, ge=0, description="a snapshot younger than this is reused without a request")
+    allow_private_hosts: bool = Field(False, description="allow loopback/private/link-local/metadata addresses")
+    user_agent: str = "raystorm/0.1 (+research)"
+    limits: DomainLimits = Field(default_factory=DomainLimits, description="per-domain politeness")
+    respect_robots: bool = True
+    max_wait_s: float = Field(300.0, gt=0, description="longest a request waits for its domain's turn")
+
+
+class Validators(BaseModel):
+    """What a cached copy was served with, for a conditional request."""
+
+    etag: str | None = None
+    last_modified: str | None = None
+
+
+class Download(BaseModel):
+    url: str
+    status: Literal["fetched", "not_modified", "skipped", "refused", "failed"]
+    reason: str = ""
+    final_url: str = ""
+    content_type: str = ""
+    etag: str | None = None
+    last_modified: str | None = None
+    title: str = ""
+    text: str = ""
+
+
+class _Reply(NamedTuple):
+    status: int
+    headers: httpx.Headers
+    body: bytes | None  # None: not read (a redirect, an error status, 304)
+    skipped: str = ""  # why the body was not taken (type, size)
+
+
+class _Stop(Exception):
+    """A page's end before its text: `status` and the one-line `reason`."""
+
+    def __init__(self, status: str, reason: str):
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+def _no_cookies() -> http.cookiejar.CookieJar:
+    return http.cookiejar.CookieJar(policy=http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
+
+
+def _pinned(url: str, address: str) -> tuple[str, dict[str, str], dict[str, str]]:
+    """`url` sent to `address` (checked already) with its own Host and, for https, its TLS name."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    literal = f"[{address}]" if ":" in address else address
+    netloc = f"{literal}:{parts.port}" if parts.port else literal
+    pinned = urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
+    host_header = parts.netloc.rsplit("@", 1)[-1]
+    extensions = {"sni_hostname": host} if parts.scheme.lower() == "https" else {}
+    return pinned, {"Host": host_header}, extensions
+
+
+def without_fragment(url: str) -> str:
+    parts = urlsplit(url.strip())
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, parts.query, ""))
+
+
+class Downloader:
+    """Downloads pages under `settings`, asking `gate` before each request. One event loop."""
+
+    def __init__(self, settings: FetchSettings, gate: DomainGate):
+        self.settings = settings
+        self.gate = gate
+        self.robots = RobotsRules(settings.user_agent, self.fetch_robots)
+        self._client: httpx.AsyncClient | None = None
+
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            # no redirects (each hop is checked here), no proxies from the environment (the guard
+            # checks where the request goes), no cookies kept
+            self._client = httpx.AsyncClient(follow_redirects=False, trust_env=False, cookies=_no_cookies(),
+                                             timeout=self.settings.timeout_s,
+                                             headers={"User-Agent": self.settings.user_agent,
+                                                      "Accept": ", ".join(self.settings.content_types)})
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def _request(self, url: str, headers: dict[str, str], types: list[str], max_bytes: int,
+                       addresses: list[str] | None = None) -> _Reply:
+        """One GET: checked (unless `addresses` were checked already), gated, timed; the body read only
+        for a 2xx of an allowed type, up to the cap.
+        Raises BlockedURL, socket.gaierror, GateBusy, TimeoutError, httpx.HTTPError."""
+        addresses = addresses or await resolve_checked(url, self.settings.allow_private_hosts)
+        domain = (urlsplit(url).hostname or "").lower()
+        # everything ready before the slot is taken, so the request starts when the gate says
+        target, host, extensions = _pinned(url, addresses[0])
+        if self._client is None:
+            # httpx loads its async backend (anyio) on its first request: tens of ms, spent here instead
+            await anyio.lowlevel.checkpoint()
+        client = self.client()
+        request = client.build_request("GET", target, headers={**headers, **host}, extensions=extensions)
+        await self.gate.acquire(domain, wait_s=self.settings.max_wait_s)
+        try:
+            async with asyncio.timeout(self.settings.timeout_s):
+                response = await client.send(request, stream=True)
+                try:
+                    return await self._read(response, types, max_bytes)
+                finally:
+                    await response.aclose()
+        finally:
+            await self.gate.release(domain)
+
+    async def _read(self, response: httpx.Response, types: list[str], max_bytes: int) -> _Reply:
+        if not 200 <= response.status_code < 300:
+            return _Reply(response.status_code, response.headers, None)
+        kind = media_type(response.headers.get("content-type", ""))
+        if types and kind not in types:
+            return _Reply(response.status_code, response.headers, None,
+                          f"content type {kind or '(none)'} is not fetched (allowed: {', '.join(types)})")
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > max_bytes:
+            return _Reply(response.status_code, response.headers, None,
+                          f"{_size(int(declared))} is over the {_size(max_bytes)} cap (Content-Length)")
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body.extend(chunk)
+            if len(body) > max_bytes:  # stop here: the rest is never read
+                return _Reply(response.status_code, response.headers, None,
+                              f"over the {_size(max_bytes)} cap (stopped reading at {_size(len(body))})")
+        return _Reply(response.status_code, response.headers, bytes(body))
+
+    async def fetch_robots(self, robots_url: str) -> RobotsFile:
+        """The site's robots.txt, following redirects as a page does; never raises."""
+        url = robots_url
+        try:
+            for _ in range(self.settings.max_redirects + 1):
+                reply = await self._request(url, {}, [], MAX_ROBOTS_BYTES * 4)
+                location = reply.headers.get("location")
+                if 300 <= reply.status < 400 and location:
+                    url = without_fragment(urljoin(url, location))
+                    continue
+                if reply.skipped:  # over 2 MB: not a robots.txt; read as none
+                    return RobotsFile(404, b"")
+                return RobotsFile(reply.status, reply.body or b"")
+            return RobotsFile(None, b"", f"more than {self.settings.max_redirects} redirects")
+        except (BlockedURL, GateBusy) as exc:
+            return RobotsFile(None, b"", str(exc))
+        except TimeoutError:
+            return RobotsFile(None, b"", f"no answer within {self.settings.timeout_s:g} s")
+        except (httpx.HTTPError, OSError) as exc:
+            return RobotsFile(None, b"", _network_reason(exc))
+
+    async def download(self, url: str, validators: Validators | None = None) -> Download:
+        """Fetch and extract `url` (fragment dropped). `validators`: send a conditional request."""
+        url = without_fragment(url)
+        try:
+            return await self._download(url, validators)
+        except _Stop as stop:
+            return Download(url=url, status=stop.status, reason=stop.reason)
+
+    async def _download(self, url: str, validators: Validators | None) -> Download:
+        conditional: dict[str, str] = {}
+        if validators and validators.etag:
+            conditional["If-None-Match"] = validators.etag
+        if validators and validators.last_modified:
+            conditional["If-Modified-Since"] = validators.last_modified
+        current = url
+        for _ in range(self.settings.max_redirects + 1):
+            reply = await self._hop(current, conditional)
+            location = reply.headers.get("location")
+            if 300 <= reply.status < 400 and reply.status != 304:
+                if not location:
+                    raise _Stop("failed", f"HTTP {reply.status} redirect without a Location")
+                current = without_fragment(urljoin(current, location))
+                continue
+            break
+        else:
+            raise _Stop("failed", f"more than {self.settings.max_redirects} redirects (last: {current})")
+        etag, modified = reply.headers.get("etag"), reply.headers.get("last-modified")
+        if reply.status == 304:
+            return Download(url=url, status="not_modified", final_url=current, etag=etag, last_modified=modified)
+        if reply.status >= 400:
+            raise _Stop("failed", f"HTTP {reply.status}" + (f" at {current}" if current != url else ""))
+        if reply.skipped:
+            raise _Stop("skipped", reply.skipped)
+        content_type = reply.headers.get("content-type", "")
+        try:
+            page = await asyncio.to_thread(extract_text, reply.body or b"", content_type, current)
+        except ExtractionFailed as exc:
+            raise _Stop("failed", str(exc)) from None
+        except Exception as exc:  # a parser's error on a hostile or broken page ends that page only
+            raise _Stop("failed", f"could not extract text ({type(exc).__name__}: {exc})") from None
+        if not page.text.strip():
+            raise _Stop("skipped", "no text found on the page")
+        return Download(url=url, status="fetched", final_url=current, content_type=media_type(content_type),
+                        etag=etag, last_modified=modified, title=page.title, text=page.text)
+
+    async def _hop(self, url: str, conditional: dict[str, str]) -> _Reply:
+        """One request of a page's chain, its failures as `_Stop`."""
+        host = urlsplit(url).netloc
+        try:
+            addresses = await resolve_checked(url, self.settings.allow_private_hosts)  # refused before robots.txt
+            if self.settings.respect_robots:
+                verdict = await self.robots.verdict(url)
+                if verdict:
+                    raise _Stop("skipped", verdict)
+            return await self._request(url, conditional, self.settings.content_types, self.settings.max_bytes,
+                                       addresses)
+        except BlockedURL as exc:
+            raise _Stop("refused", exc.reason) from None
+        except socket.gaierror:
+            raise _Stop("failed", f"could not resolve {urlsplit(url).hostname}") from None
+        except GateBusy as exc:
+            raise _Stop("failed", f"no turn at {host}: {exc}") from None
+        except (TimeoutError, httpx.TimeoutException):
+            raise _Stop("failed", f"timed out: no complete answer from {host} within "
+                                  f"{self.settings.timeout_s:g} s") from None
+        except (httpx.HTTPError, OSError) as exc:
+            raise _Stop("failed", _network_reason(exc)) from None
+
+
+def _network_reason(exc: BaseException) -> str:
+    detail = " ".join(str(exc).split())[:160]
+    return f"could not fetch ({type(exc).__name__}{': ' + detail if detail else ''})"
+
+
+def _size(n: int) -> str:
+    return f"{n / 1_000_000:.1f} MB" if n >= 100_000 else f"{n} bytes"

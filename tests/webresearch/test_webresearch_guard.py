@@ -1,0 +1,66 @@
+"""Which addresses a fetch refuses, and the per-domain gate's own bookkeeping (no network)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from agents.web.guard import BlockedURL, check_url, resolve_checked
+from agents.web.politeness import DomainLimits, GateBusy, LocalDomainGate
+
+
+@pytest.mark.parametrize("url, words", [
+    ("http://127.0.0.1:8080/admin", "127.0.0.1 is a loopback address"),
+    ("http://169.254.169.254/latest/meta-data/", "169.254.169.254 is a cloud metadata address"),
+    ("http://[fd00:ec2::254]/latest/", "fd00:ec2::254 is a cloud metadata address"),
+    ("http://10.1.2.3/", "10.1.2.3 is a private address"),
+    ("http://192.168.0.1/", "a private address"),
+    ("http://169.254.3.4/", "a link-local address"),
+    ("http://[::1]/", "::1 is a loopback address"),
+    ("http://[::ffff:127.0.0.1]/", "a loopback address"),  # IPv4 inside IPv6
+    ("http://224.0.0.1/", "a multicast address"),
+    ("http://0.0.0.0/", "an unspecified address"),
+    ("http://100.64.0.1/", "not a public address"),
+    ("http://localhost:9/", "localhost resolves to"),
+])
+def test_private_addresses_are_refused_with_the_reason(url, words):
+    with pytest.raises(BlockedURL) as err:
+        asyncio.run(check_url(url, allow_private=False))
+    assert words in err.value.reason and err.value.reason.startswith("refused: ")
+    assert err.value.reason.endswith("--allow-private-hosts allows it")
+
+
+@pytest.mark.parametrize("url", ["ftp://example.org/x", "file:///etc/passwd", "javascript:alert(1)",
+                                 "http://user:pw@example.org/"])
+def test_only_plain_http_and_https_urls_are_requested(url):
+    with pytest.raises(BlockedURL) as err:
+        asyncio.run(check_url(url, allow_private=True))
+    assert err.value.reason.startswith("refused: ")
+
+
+def test_allowing_private_hosts_lifts_the_address_check():
+    assert asyncio.run(resolve_checked("http://127.0.0.1:8080/admin", allow_private=True)) == ["127.0.0.1"]
+    assert asyncio.run(resolve_checked("http://93.184.215.14/", allow_private=False)) == ["93.184.215.14"]
+
+
+def test_a_gate_slot_frees_on_release_and_a_full_domain_says_so():
+    async def run() -> None:
+        gate = LocalDomainGate(DomainLimits(max_in_flight=1, min_interval_s=0))
+        await gate.acquire("a.example")
+        with pytest.raises(GateBusy):
+            await gate.acquire("a.example", wait_s=0.05)
+        await gate.acquire("b.example", wait_s=0.05)  # another domain has its own slots
+        await gate.release("a.example")
+        await gate.acquire("a.example", wait_s=0.05)
+
+    asyncio.run(run())
+
+
+def test_a_slot_whose_holder_vanished_expires_with_its_lease():
+    async def run() -> None:
+        gate = LocalDomainGate(DomainLimits(max_in_flight=1, min_interval_s=0), lease_s=0.1)
+        await gate.acquire("a.example")  # never released
+        await gate.acquire("a.example", wait_s=2.0)
+
+    asyncio.run(run())
