@@ -39,11 +39,15 @@ CORPUS_OPTIONS = ActorOptions(max_restarts=-1, max_task_retries=3)
 class CorpusActor:
     """Hosts one `retrieval.search.Corpus` and, on the same Qdrant client, the runs' tables."""
 
-    def __init__(self, settings: StoreSettings, collection: str, search: SearchSettings | None = None):
+    def __init__(self, settings: StoreSettings, collection: str, search: SearchSettings | None = None,
+                 check: bool = True):
+        """`check`: refuse a missing or empty collection (False: a web-only run, whose pages come later)."""
         embed_threads(1)
         self._corpus = Corpus(settings, collection, search=search)
-        self._corpus.check()
+        if check:
+            self._corpus.check()
         self._tables: dict[str, InformationTable] = {}
+        self._others: dict[str, Corpus] = {}  # other collections of the store (the web's pages), searched here
 
     def search(self, query: str, k: int, mode: SearchMode | None, flt: SearchFilter | None,
                mmr: bool, vectors: QueryVectors | None = None) -> list[SearchHit]:
@@ -73,6 +77,26 @@ class CorpusActor:
     def ready(self) -> str:
         """The node this actor runs on, once it is up."""
         return ray.get_runtime_context().get_node_id()
+
+    def ingest_paths(self, paths: list[str], collection: str) -> int:
+        """Ingest files of this node's disk (fetched pages' snapshots) into `collection` of the store this
+        actor owns; the passages added. Safe to repeat: an ingested file is a no-op."""
+        from retrieval.ingest import Ingestor  # (the readers load only in a run that researches the web)
+
+        c = self._corpus
+        summary = Ingestor(c.settings, store=c.store, dense=c.dense, sparse=c.sparse).ingest_paths(paths, collection)
+        if summary.added or summary.removed:
+            self._others.pop(collection, None)  # its evidence graph grew: read it again
+        return summary.added
+
+    def search_in(self, collection: str, query: str, k: int, flt: SearchFilter | None) -> list[SearchHit]:
+        """A search of another collection of the same store (none yet: no hits)."""
+        if collection not in self._others:
+            c = self._corpus
+            if not c.store.exists(collection):
+                return []
+            self._others[collection] = Corpus(c.settings, collection, store=c.store, dense=c.dense, sparse=c.sparse)
+        return self._others[collection].search(query, k=k, flt=flt)
 
     def _table(self, name: str) -> InformationTable:
         if name not in self._tables:
@@ -118,7 +142,7 @@ class CorpusPool:
     def __init__(self, settings: StoreSettings, collection: str, size: int = 1,
                  search: SearchSettings | None = None, mode: SearchMode | None = None, mmr: bool = False,
                  timeout_s: float = SEARCH_TIMEOUT_S, options: ActorOptions | None = None,
-                 pin_node: str | None = None):
+                 pin_node: str | None = None, check: bool = True):
         options = options or CORPUS_OPTIONS
         if not settings.qdrant_url:
             size = 1  # one owner for the embedded store folder, on the node that has it
@@ -126,7 +150,7 @@ class CorpusPool:
         self.collection = collection
         self.timeout_s = timeout_s
         self.pool = ActorPool.create(CorpusActor, size, options, label=f"Corpus[{collection}]",
-                                     args=(settings, collection, search))
+                                     args=(settings, collection, search, check))
         self.actors = self.pool.handles
         # the actors' mode, spelled out, so callers embed what those searches need
         mode = mode or (search or SearchSettings()).mode

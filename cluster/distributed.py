@@ -34,9 +34,12 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from actors.calls import call
 from actors.models import ModelRecipe
 from agents.lm.settings import LLMSettings
+from agents.storm.artifacts import RunFiles
 from agents.storm.flow import Progress, ProgressEvent, ReportOptions, ReportSummary, run_table_name, run_topic
+from agents.web.records import WebSource
 from cluster.distributed_checks import NodeWatch
 from cluster.distributed_actors import ClusterPlan, ResearchCluster, placement_line
 from cluster.ray_runtime import RayRuntime
@@ -95,7 +98,8 @@ async def research_session(*, store: StoreSettings, collection: str, personas_to
                            llm: LLMSettings | None = None, plan: ClusterPlan | None = None,
                            address: str | None = None, cache_dir: str | None = None,
                            recipe: ModelRecipe | None = None,
-                           ready: Callable[[ResearchCluster, dict[str, list[str]]], None] | None = None
+                           ready: Callable[[ResearchCluster, dict[str, list[str]]], None] | None = None,
+                           web: WebSource | None = None, source: str = "corpus", home: str | None = None
                            ) -> AsyncIterator[ResearchCluster]:
     """The run's actors, started (joining `address`, else a local Ray) and up; shut down on exit.
 
@@ -108,7 +112,7 @@ async def research_session(*, store: StoreSettings, collection: str, personas_to
     recipe = recipe or ModelRecipe.for_store(store)
     connect(address)
     run = ResearchCluster(store, collection, llm, plan, personas_total=personas_total, cache_dir=cache_dir,
-                          recipe=recipe)
+                          recipe=recipe, web=web, source=source, home=home)
     try:
         placement = await asyncio.to_thread(run.wait_ready)
         if ready:
@@ -122,7 +126,8 @@ async def reports_distributed(topics: Sequence[str], *, store: StoreSettings, co
                               llm: LLMSettings | None = None, options: ReportOptions | None = None,
                               progress: Progress | None = None, config_for: ConfigFor | None = None,
                               plan: ClusterPlan | None = None, address: str | None = None,
-                              cache_dir: str | None = None, recipe: ModelRecipe | None = None
+                              cache_dir: str | None = None, recipe: ModelRecipe | None = None,
+                              web: WebSource | None = None, source: str = "corpus", home: str | None = None
                               ) -> list[ReportSummary]:
     """Research and write every topic's report on Ray (joining `address`, else a local Ray).
 
@@ -131,6 +136,8 @@ async def reports_distributed(topics: Sequence[str], *, store: StoreSettings, co
     run_config.json. `cache_dir`: the completion cache (on the driver's node).
     `recipe`: how actors build their models beyond `llm`; by default the extractive
     toolkit embeds with the store's dense model, as `raystorm report` does.
+    `web`, `source`, `home`: research the web too (`--source web|hybrid`), its pages kept under `home`;
+    every query sent is written into each topic's run_config.json at the end.
     Raises `TopicsFailed` (with the finished topics' summaries) if any topic failed.
     In embedded mode the store must not be open in this process: a Corpus actor opens it.
     """
@@ -154,8 +161,22 @@ async def reports_distributed(topics: Sequence[str], *, store: StoreSettings, co
 
     async with research_session(store=store, collection=collection, llm=llm, plan=plan, address=address,
                                 personas_total=len(topics) * (options.personas + 1), cache_dir=cache_dir,
-                                recipe=recipe, ready=ready) as run:
-        return await report_topics(topics, run, out_dir, options, progress, config_for)
+                                recipe=recipe, ready=ready, web=web, source=source, home=home) as run:
+        try:
+            return await report_topics(topics, run, out_dir, options, progress, config_for)
+        finally:
+            if run.web is not None and config_for is not None:
+                await _record_queries(run, topics, out_dir, config_for)
+
+
+async def _record_queries(run: ResearchCluster, topics: Sequence[str], out_dir: str, config_for: ConfigFor) -> None:
+    """The run's web queries in each topic's run_config.json (topics research at once: one list for all)."""
+    queries = await call(run.web.take_queries.remote(), actor="WebResearch", method="take_queries",
+                         stage="run_config", timeout_s=60.0)
+    for topic in topics:
+        files = RunFiles(out_dir, topic)
+        if files.dir.is_dir():
+            files.write_config(config_for(topic).model_copy(update={"web_queries": queries}))
 
 
 def run_reports_distributed(topics: Sequence[str], **kwargs) -> list[ReportSummary]:

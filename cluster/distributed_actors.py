@@ -22,6 +22,7 @@ from actors.report_agent import REPORT_AGENT_OPTIONS, ReportAgentActor
 from actors.writer import WRITER_OPTIONS, PersonaWriter
 from agents.lm.settings import LLMSettings
 from agents.report.memory import InterviewAnswer
+from agents.web.records import WebSource
 from cluster.distributed_checks import check_endpoints
 from cluster.runtime import cluster_info, driver_node_id
 from retrieval.config import StoreSettings
@@ -65,7 +66,9 @@ class ResearchCluster:
     """The actors of one distributed run: gateway, corpus/table owner, writers, experts."""
 
     def __init__(self, store: StoreSettings, collection: str, llm: LLMSettings, plan: ClusterPlan,
-                 personas_total: int, cache_dir: str | None = None, recipe: ModelRecipe | None = None):
+                 personas_total: int, cache_dir: str | None = None, recipe: ModelRecipe | None = None,
+                 web: WebSource | None = None, source: str = "corpus", home: str | None = None):
+        """`web`, `source` (web or hybrid), `home` (the data dir, on the driver's disk): research the web too."""
         if cluster_info().client_mode and not store.qdrant_url:
             raise UsageError("over Ray Client (ray://) the actors cannot open this machine's embedded store: "
                              "use a Qdrant server (--qdrant-url), or submit the run as a job (`raystorm submit`) "
@@ -90,7 +93,18 @@ class ResearchCluster:
         self.gateway = LLMGateway.options(**gateway_options.ray_options()).remote(
             GatewaySettings(default=default_limits, endpoints=endpoints, cache_dir=cache_dir))
         corpus_size = plan.corpus_actors or alive_nodes()
-        self.corpus = CorpusPool(store, collection, size=corpus_size, pin_node=driver)
+        self.source = source if web is not None else "corpus"
+        self.corpus = CorpusPool(store, collection, size=corpus_size, pin_node=driver, check=self.source != "web")
+        self.web = None
+        self.retriever = self.corpus.retriever()  # what experts, hoppers and report agents search
+        if self.source != "corpus":
+            from actors.web_research import WebActorRetriever, start_web_research
+            from agents.web.hybrid import HybridRetriever
+
+            owner = None if store.qdrant_url else self.corpus.actors[0]  # embedded: the store's one owner
+            self.web = start_web_research(store, web, home, owner, driver, fetchers=max(min(cpus, 4), 2))
+            found = WebActorRetriever(self.web, store)
+            self.retriever = found if source == "web" else HybridRetriever(self.retriever, found)
         keys = llm.api_key_env()  # the model actors' API keys, from this environment; never written down
         env = {"env_vars": keys} if keys else None
         self.writers = ActorPool.create(
@@ -100,19 +114,19 @@ class ResearchCluster:
         self.experts = ActorPool.create(
             ExpertActor, plan.expert_actors or max(cpus, 2),
             EXPERT_OPTIONS.model_copy(update={"resources": plan.research_resources}),
-            label="Expert", args=(recipe, self.gateway, self.corpus.retriever(), self.corpus.pool),
+            label="Expert", args=(recipe, self.gateway, self.retriever, self.corpus.pool),
             runtime_env=env, pass_label=True)
         self.hoppers = self.report_agents = None
         if plan.report_agents:
             self.hoppers = ActorPool.create(
                 Hopper, plan.hoppers or max(plan.report_agents, 2),
                 HOPPER_OPTIONS.model_copy(update={"resources": plan.research_resources}), label="Hopper",
-                args=(HopperRecipe(llm=llm), self.corpus.retriever(), self.gateway, recipe), runtime_env=env,
+                args=(HopperRecipe(llm=llm), self.retriever, self.gateway, recipe), runtime_env=env,
                 pass_label=True)
             self.report_agents = ActorPool.create(
                 ReportAgentActor, plan.report_agents,
                 REPORT_AGENT_OPTIONS.model_copy(update={"resources": plan.research_resources}), label="ReportAgent",
-                args=(recipe, self.gateway, self.corpus.retriever(), self.hoppers.handles), runtime_env=env,
+                args=(recipe, self.gateway, self.retriever, self.hoppers.handles), runtime_env=env,
                 pass_label=True)
         self._slot = 0
         self._writer_of: dict[tuple[str, str], tuple[int, str]] = {}  # (topic, persona) -> (writer actor, key)
@@ -138,6 +152,10 @@ class ResearchCluster:
                       timeout_s=timeout_s)
         where.setdefault(gateway, []).append("LLMGateway")
         self.corpus.wait_ready(timeout_s)
+        if self.web is not None:
+            node = get(self.web.ready.remote(), actor="WebResearch", method="ready", stage="startup",
+                       timeout_s=timeout_s)
+            where.setdefault(node, []).append("WebResearch")
         for pool in (self.corpus.pool, self.writers, self.experts, *self._report_pools()):
             for i, node in enumerate(pool.wait_ready(timeout_s)):
                 where.setdefault(node, []).append(pool.name(i))
@@ -155,5 +173,7 @@ class ResearchCluster:
     def shutdown(self) -> None:
         for pool in (self.writers, self.experts, *self._report_pools()):
             pool.kill()
+        if self.web is not None:
+            ray.kill(self.web, no_restart=True)  # and its fetcher actors with it
         self.corpus.kill()
         ray.kill(self.gateway, no_restart=True)

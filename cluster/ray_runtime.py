@@ -60,8 +60,14 @@ class RayRuntime:
                           method=LLMGateway.ledger.__name__, stage="llm_call_history", timeout_s=GATEWAY_TIMEOUT_S)
 
     async def corpus_version(self) -> str:
-        return await self.run.corpus.pool.call(CorpusActor.version, stage="checkpoints",
-                                               timeout_s=GATEWAY_TIMEOUT_S, idempotent=True)
+        parts = []
+        if self.run.source != "web":
+            parts.append(await self.run.corpus.pool.call(CorpusActor.version, stage="checkpoints",
+                                                         timeout_s=GATEWAY_TIMEOUT_S, idempotent=True))
+        if self.run.web is not None:  # the engine searched (not what it returned: a rerun resumes)
+            parts.append(await call(self.run.web.version.remote(), actor="WebResearch", method="version",
+                                    stage="checkpoints", timeout_s=GATEWAY_TIMEOUT_S))
+        return "+".join(parts)
 
     async def report_section(self, args: ReactArgs) -> ReactSection:
         if self.run.report_agents is None:

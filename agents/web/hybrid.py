@@ -40,6 +40,8 @@ class HybridRetriever:
     def __init__(self, corpus: Retriever, web: Retriever):
         self.corpus = corpus
         self.web = web
+        # the collection's query models where its retriever has them (corpus actors: the run's tables use them)
+        self.encoder = getattr(corpus, "encoder", None)
 
     async def search(self, query: str, k: int = 5, flt: SearchFilter | None = None) -> list[SearchHit]:
         lists = await asyncio.gather(self.corpus.search(query, k, flt), self.web.search(query, k, flt))

@@ -143,15 +143,12 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
     web = web_source(args) if source != "corpus" else None  # refuses a missing engine or key before any work
     collection = args.collection or (collection_for(args.corpus) if args.corpus else web.collection)
     distributed = wants_distributed(args)
-    if distributed and web is not None:
-        raise UsageError(f"--source {source} runs in this process: drop --address/--distributed (web research "
-                         "on the cluster's fetcher actors is `actors.fetcher.FetcherPool`, not yet wired to reports)")
     if distributed and resolve_address(args.address):
         from cluster.runtime import connect
         from cluster.service import find_service
 
         connect(args.address)  # joining a running cluster takes a moment: no need to overlap it
-        service = find_service(collection)
+        service = find_service(collection) if web is None else None  # (a service researches its collection only)
         if service is not None:  # `raystorm serve` keeps this collection's actors up: the topics go there
             return await _run_on_service(service, args, topics, settings, collection, llm, out_dir)
     elif distributed:
@@ -200,7 +197,8 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
         graph = collection_graph(store, collection)  # for changes.md after each topic
         if distributed:
             store.close()  # a Corpus actor opens the embedded store from here on
-            return await _run_distributed(args, topics, settings, collection, llm, options, out_dir, home, graph)
+            return await _run_distributed(args, topics, settings, collection, llm, options, out_dir, home, graph,
+                                          source, web)
         retriever, web_retriever = research_retriever(source, web, corpus, ingestor, home)
         runtime = LocalRuntime(models, retriever, version=retriever.version, tables=lambda name: AsyncInformationTable(
             InformationTable(store, name, corpus.dense, corpus.sparse, source=collection)))
@@ -229,7 +227,8 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
     return 0
 
 
-async def _run_distributed(args, topics, settings, collection, llm, options, out_dir, home, graph) -> int:
+async def _run_distributed(args, topics, settings, collection, llm, options, out_dir, home, graph, source="corpus",
+                           web=None) -> int:
     """Every topic and persona at once on Ray: --address, $RAY_ADDRESS (inside a job) or --distributed."""
     from agents.storm.artifacts import topic_slug
     from agents.storm.run_config import RunConfig
@@ -241,7 +240,7 @@ async def _run_distributed(args, topics, settings, collection, llm, options, out
 
     def config_for(topic: str) -> RunConfig:
         return RunConfig(topic=topic, collection=collection, corpus=corpus_paths, store=settings, llm=llm,
-                         options=options)
+                         options=options, source=source, web=web)
 
     # The driver holds every topic in flight, and each finished conversation leaves its autogen team as
     # cyclic garbage for the collector's full passes. Freezing what start-up made (imports, Ray's client)
@@ -254,7 +253,7 @@ async def _run_distributed(args, topics, settings, collection, llm, options, out
         summaries = await reports_distributed(
             topics, store=settings, collection=collection, out_dir=str(out_dir), llm=llm, options=options,
             progress=_progress, config_for=config_for, plan=plan_from_args(args), address=args.address,
-            cache_dir=str(home / "cache" / "llm"))
+            cache_dir=str(home / "cache" / "llm"), web=web, source=source, home=str(home))
     except TopicsFailed as exc:
         for summary in exc.summaries:
             _print_summary(summary)

@@ -110,3 +110,27 @@ def test_wiki_check_refetch_finds_the_claims_a_changed_page_no_longer_holds(web_
     stale = [(line, lines[i + 1]) for i, line in enumerate(lines) if line.startswith("stale")]
     assert any("levy" in claim for claim, _ in stale), out  # the sentences the page no longer says
     assert all(f"{site.url}/program#" in where for _, where in stale), out  # and no other page's
+
+
+def test_web_personas_are_drawn_from_the_related_pages_tables_of_contents(web_run, site):
+    plan = json.loads((_run_dir(web_run, "web") / "personas.json").read_text())
+    related = {r["source"]: r["headings"] for r in plan["related"]}
+    assert f"{site.url}/eligibility" in related and "Grant limits" in related[f"{site.url}/eligibility"]
+    headings = {h for hs in related.values() for h in hs}
+    said = [p["name"] for p in plan["personas"]] + [f for p in plan["personas"] for f in p.get("focus", [])]
+    assert any(h in text for h in headings for text in said), (headings, said)  # a page's heading as a perspective
+
+
+def test_on_ray_the_experts_search_the_web_through_the_run_s_web_research_actor(web_run, site):
+    """--distributed: the fetcher actors download, the web research actor keeps the snapshots and the
+    store's owner ingests them; the report cites the collection and the web as the local run does."""
+    out = web_run / "ray"
+    assert main(["report", "Greyhaven flood grants and Harborline flood rider", "--source", "hybrid", "-c", "corpus",
+                 "--search-engine", "searxng", "--search-url", site.url, "--allow-private-hosts",
+                 "--site-interval", "0", "--personas", "1", "--turns", "2", "--out", str(out), "--distributed",
+                 "--writers", "1", "--experts", "1", "--data-dir", str(web_run / "home")]) == 0
+    used = _checked_citations(_run_dir(web_run, "ray"))
+    assert any((c.get("url") or "").startswith(site.url) for c in used)
+    assert any(not (c.get("url") or "").startswith(site.url) for c in used)
+    config = json.loads((_run_dir(web_run, "ray") / "run_config.json").read_text())
+    assert config["source"] == "hybrid" and config["web_queries"]
