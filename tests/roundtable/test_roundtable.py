@@ -149,14 +149,14 @@ def test_on_the_cluster_the_turns_are_the_same(played, settings):
     """--distributed: every turn's stage runs on the Expert actors, searches on the Corpus actor; the extractive
     model's turns are the in-process ones, word for word and citation for citation."""
     session, _, _ = played
-    done = _cli(settings, TOPIC, "-c", "example", "--turns", "3", "--observe", "--json", "--distributed",
+    done = _cli(settings, TOPIC, "-c", "example", "--turns", "2", "--observe", "--json", "--distributed", "--experts", "1",
                 "--moderator-after", str(OPTIONS.moderator_after), "--split-above", str(OPTIONS.split_above),
                 "--max-experts", str(OPTIONS.max_experts), "--search-k", str(OPTIONS.search_k))
     assert done.returncode == 0, done.stderr
     assert "expert actors" in done.stderr
     said = [json.loads(line) for line in done.stdout.splitlines()]
     assert said == [u.model_dump(mode="json") for u in session.utterances[: len(said)]]
-    assert len(said) == sum(1 for u in session.utterances if u.warm_start) + 3
+    assert len(said) == sum(1 for u in session.utterances if u.warm_start) + 2
 
 
 def test_the_mcp_tools(played, settings):
