@@ -1,6 +1,6 @@
 """Fetching pages on a pool of Ray actors, polite per domain across the whole cluster.
 
-- `DomainGateActor`: one named actor per Ray namespace (got or created by every pool), hosting
+- `DomainGateActor`: one named, detached actor per Ray namespace (got or created by every pool), hosting
   the `LocalDomainGate` whose per-domain limits every fetcher actor of the cluster asks before
   each request, so "2 in flight, 1 s apart" holds for a site however many actors fetch from it.
 - `FetcherActor`: an async actor hosting a `Downloader` (the network half of a `PageFetcher`);
@@ -123,8 +123,10 @@ class FetcherActor:
 def domain_gate(settings: FetchSettings) -> ray.actor.ActorHandle:
     """The cluster's gate actor (created on first use), set to `settings.limits`."""
     options = ActorOptions(max_restarts=-1, max_concurrency=1000)
-    handle = DomainGateActor.options(**options.ray_options(name=GATE_NAME)).remote(settings.limits,
-                                                                                      lease_s(settings))
+    # detached: the gate outlives the pool and the driver that made it, so every pool of every run on
+    # the cluster finds the same one (a gate owned by one pool would die with that pool's handles)
+    handle = DomainGateActor.options(**options.ray_options(name=GATE_NAME, lifetime="detached")).remote(
+        settings.limits, lease_s(settings))
     get(handle.configure.remote(settings.limits, lease_s(settings)), actor=GATE_NAME, method="configure",
         stage="startup", timeout_s=120.0)
     return handle

@@ -177,7 +177,8 @@ class Downloader:
         return _Reply(response.status_code, response.headers, bytes(body))
 
     async def fetch_robots(self, robots_url: str) -> RobotsFile:
-        """The site's robots.txt, following redirects as a page does; never raises."""
+        """The site's robots.txt, following redirects as a page does. Raises only `GateBusy` (no turn at
+        the site: no answer about its robots.txt either)."""
         url = robots_url
         try:
             for _ in range(self.settings.max_redirects + 1):
@@ -190,7 +191,7 @@ class Downloader:
                     return RobotsFile(404, b"")
                 return RobotsFile(reply.status, reply.body or b"")
             return RobotsFile(None, b"", f"more than {self.settings.max_redirects} redirects")
-        except (BlockedURL, GateBusy) as exc:
+        except BlockedURL as exc:
             return RobotsFile(None, b"", str(exc))
         except TimeoutError:
             return RobotsFile(None, b"", f"no answer within {self.settings.timeout_s:g} s")

@@ -32,7 +32,8 @@ class _Site(NamedTuple):
 
 
 class RobotsRules:
-    """Per-site robots.txt rules for one user agent; `fetch(robots_url)` reads a robots.txt."""
+    """Per-site robots.txt rules for one user agent; `fetch(robots_url)` reads a robots.txt, and what
+    it raises (rather than returns) is passed on and not remembered."""
 
     def __init__(self, user_agent: str, fetch: Callable[[str], Awaitable[RobotsFile]]):
         self.user_agent = user_agent
@@ -46,7 +47,12 @@ class RobotsRules:
         future = self._sites.get(site)
         if future is None:
             future = self._sites[site] = asyncio.ensure_future(self._load(site))
-        rules = await asyncio.shield(future)
+        try:
+            rules = await asyncio.shield(future)
+        except Exception:  # not an answer about robots.txt (no turn at the site): asked again next time
+            if self._sites.get(site) is future:
+                del self._sites[site]
+            raise
         if rules.blocked:
             return rules.blocked
         if rules.parser is not None and not rules.parser.can_fetch(self.user_agent, url):
