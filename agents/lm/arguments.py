@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from agents.lm.errors import LLMConfigError
 from agents.lm.output import ON_BAD_OUTPUT, OUTPUT_MODES
-from agents.lm.settings import LLM_CLIENTS, ROLE_SAMPLING, STORM_ROLES, LLMSettings, Sampling, parse_model_spec
+from agents.lm.settings import (LLM_CLIENTS, ROLE_SAMPLING, ROUNDTABLE_ROLES, STORM_ROLES, LLMSettings, Sampling,
+                                parse_model_spec)
 from agents.lm.usage import ModelPrice, UsageLedger
 from agents.retry import RetryPolicy
 
@@ -55,7 +56,8 @@ def add_llm_arguments(parser: argparse.ArgumentParser) -> None:
                    help="the model of one role (a kind of model call), repeatable, e.g. outline=openai:gpt-4o or "
                         "article=extractive; with ',temperature=T,top_p=P,max_tokens=N' after it (or "
                         "'ROLE:temperature=T,...' alone) that role's sampling, e.g. article:temperature=0.3 "
-                        f"(defaults in run_config.json's llm.sampling); STORM's roles: {', '.join(STORM_ROLES)}")
+                        f"(defaults in run_config.json's llm.sampling); STORM's roles: {', '.join(STORM_ROLES)}; "
+                        f"a roundtable's: {', '.join(ROUNDTABLE_ROLES)}")
     g.add_argument("--llm-structured-output", choices=OUTPUT_MODES, default=None,
                    help="strongest output mode to ask for (default json_schema; a server that "
                         "refuses a mode is asked in the next: json_object, then text)")
