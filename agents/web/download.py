@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import http.cookiejar
 import socket
+import ssl
 from typing import Literal, NamedTuple
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
@@ -34,6 +35,7 @@ from agents.web.guard import BlockedURL, resolve_checked
 from agents.web.politeness import DomainGate, DomainLimits, GateBusy
 from agents.web.robots import MAX_ROBOTS_BYTES, RobotsFile, RobotsRules
 
+MAX_ADDRESSES = 4  # of a host's addresses, tried in the resolver's order until one connects
 PAGE_TYPES = ["text/html", "application/xhtml+xml", "text/plain", "application/pdf"]
 
 
@@ -50,6 +52,8 @@ class FetchSettings(BaseModel):
     limits: DomainLimits = Field(default_factory=DomainLimits, description="per-domain politeness")
     respect_robots: bool = True
     max_wait_s: float = Field(300.0, gt=0, description="longest a request waits for its domain's turn")
+    ca_file: str | None = Field(None, description="CA certificates to trust instead of the public ones "
+                                                  "(an intranet's own CA, with allow_private_hosts)")
 
 
 class Validators(BaseModel):
@@ -121,7 +125,9 @@ class Downloader:
         if self._client is None:
             # no redirects (each hop is checked here), no proxies from the environment (the guard
             # checks where the request goes), no cookies kept
+            verify = ssl.create_default_context(cafile=self.settings.ca_file) if self.settings.ca_file else True
             self._client = httpx.AsyncClient(follow_redirects=False, trust_env=False, cookies=_no_cookies(),
+                                             verify=verify,
                                              timeout=self.settings.timeout_s,
                                              headers={"User-Agent": self.settings.user_agent,
                                                       "Accept": ", ".join(self.settings.content_types)})
@@ -140,16 +146,18 @@ class Downloader:
         addresses = addresses or await resolve_checked(url, self.settings.allow_private_hosts)
         domain = (urlsplit(url).hostname or "").lower()
         # everything ready before the slot is taken, so the request starts when the gate says
-        target, host, extensions = _pinned(url, addresses[0])
         if self._client is None:
             # httpx loads its async backend (anyio) on its first request: tens of ms, spent here instead
             await anyio.lowlevel.checkpoint()
         client = self.client()
-        request = client.build_request("GET", target, headers={**headers, **host}, extensions=extensions)
+        requests = []
+        for address in addresses[:MAX_ADDRESSES]:
+            target, host, extensions = _pinned(url, address)
+            requests.append(client.build_request("GET", target, headers={**headers, **host}, extensions=extensions))
         await self.gate.acquire(domain, wait_s=self.settings.max_wait_s)
         try:
             async with asyncio.timeout(self.settings.timeout_s):
-                response = await client.send(request, stream=True)
+                response = await _first_connected(client, requests)
                 try:
                     return await self._read(response, types, max_bytes)
                 finally:
@@ -265,6 +273,17 @@ class Downloader:
                                   f"{self.settings.timeout_s:g} s") from None
         except (httpx.HTTPError, OSError) as exc:
             raise _Stop("failed", _network_reason(exc)) from None
+
+
+async def _first_connected(client: httpx.AsyncClient, requests: list[httpx.Request]) -> httpx.Response:
+    """The response of the first address that takes the connection (a host's IPv6 address may be
+    unreachable from here while its IPv4 one answers); nothing was sent to the ones that refused."""
+    for request in requests[:-1]:
+        try:
+            return await client.send(request, stream=True)
+        except httpx.ConnectError:
+            continue
+    return await client.send(requests[-1], stream=True)
 
 
 def _network_reason(exc: BaseException) -> str:

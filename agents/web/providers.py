@@ -5,7 +5,8 @@ You.com. A key is read from the environment when a request is made (`TAVILY_API_
 `BRAVE_API_KEY`, `SERPER_API_KEY`, `BING_SEARCH_API_KEY`, `YDC_API_KEY`), never held in the
 settings, so settings can be printed and written to a run's config. `url` overrides the
 engine's base URL (a self-hosted SearXNG, a test server); the endpoint's path is appended
-unless the URL already ends with it.
+unless the URL already ends with it. SearXNG answers with its first page of results (often ~10),
+the others with up to `k` (at most 20, Bing 50).
 
 A failure (401, 429, 5xx, a body that is not the engine's JSON, a timeout) is retried by the
 project's one `RetryPolicy` when another try can help, then raised as `SearchEngineError`
@@ -168,6 +169,8 @@ def endpoint(settings: SearchEngineSettings) -> str:
     if not base:
         raise SearchEngineError(settings.engine, "config",
                                 "no URL: SearXNG is self-hosted, pass its address with --search-url")
+    if not base.lower().startswith(("http://", "https://")):
+        raise SearchEngineError(settings.engine, "config", f"--search-url {base!r} must start with http:// or https://")
     base = base.rstrip("/")
     return base if base.endswith(adapter.path) else base + adapter.path
 
@@ -186,8 +189,9 @@ def api_key(engine: str) -> str | None:
 def _failure(engine: str, exc: BaseException) -> SearchEngineError:
     """An httpx failure as a typed error, classified as the LM client's are (`agents.lm.backoff`)."""
     found = classify(exc, structured=False)
-    if found is None:
-        raise exc
+    if found is None:  # e.g. a body that does not decode as its Content-Encoding says
+        detail = " ".join(str(exc).split())[:160]
+        return SearchEngineError(engine, "junk", f"unreadable reply ({type(exc).__name__}: {detail})")
     if found.kind == "rate_limited":
         error = SearchEngineError(engine, "rate_limited", found.reason, found.status)
     elif found.kind == "server_error":

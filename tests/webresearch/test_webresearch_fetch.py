@@ -161,3 +161,25 @@ def test_one_process_keeps_the_per_domain_limits(site_process, tmp_path):
     outcomes = fetch_all(polite, tmp_path, [site_process.url(f"/polite/{n}") for n in range(8)])
     assert [o.status for o in outcomes] == ["fetched"] * 8
     assert_polite(site_process.requests(), max_in_flight=2, min_interval_s=0.1)
+
+
+def test_the_next_address_is_tried_when_one_refuses_the_connection(site):
+    import socket
+
+    import httpx
+
+    from agents.web.download import _first_connected
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+
+    async def run() -> int:
+        async with httpx.AsyncClient() as client:
+            requests = [client.build_request("GET", f"http://127.0.0.1:{dead}/a.html"),
+                        client.build_request("GET", site.url("/a.html"))]
+            response = await _first_connected(client, requests)
+            await response.aclose()
+            return response.status_code
+
+    assert asyncio.run(run()) == 200

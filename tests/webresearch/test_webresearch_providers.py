@@ -60,6 +60,9 @@ def test_an_endpoint_url_is_taken_whole_and_public_apis_are_the_default():
     with pytest.raises(SearchEngineError) as err:
         endpoint(SearchEngineSettings(engine="searxng"))
     assert err.value.kind == "config" and "--search-url" in str(err.value)
+    with pytest.raises(SearchEngineError) as err:
+        endpoint(SearchEngineSettings(engine="searxng", url="localhost:8888"))
+    assert err.value.kind == "config" and "must start with http://" in str(err.value)
 
 
 def test_a_missing_key_names_its_variable_and_sends_nothing(fake, monkeypatch):
