@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from agents.lm.settings import LLMSettings
+from agents.roundtable.mindmap import mindmap_text
 from agents.roundtable.records import RoundtableOptions, RoundtableSession
 from agents.roundtable.report import tree_headings
 from cluster.roundtables import report_of, session_files, start_roundtable, turns_here
@@ -113,9 +114,13 @@ def test_the_session_resumes_in_a_fresh_process_with_the_same_tree(played, setti
     saved = RoundtableSession.model_validate_json((folder / "session.json").read_text(encoding="utf-8"))
     assert saved == session
     (folder / "report.md").unlink()
-    done = _cli(settings, "--resume", session.id, "--turns", "1", "--observe", "--report", "--json")
+    # at the keyboard of a fresh process: show the map, let the table go on once, write the report, quit
+    done = _cli(settings, "--resume", session.id, "--json", stdin="/map\n\n/report\n/quit\n")
     assert done.returncode == 0, done.stderr
-    said = [json.loads(line) for line in done.stdout.splitlines()]
+    lines = done.stdout.splitlines()
+    first_turn = next(i for i, line in enumerate(lines) if line.startswith("{"))
+    assert "\n".join(lines[:first_turn]) == mindmap_text(session.mindmap)  # the tree it loaded is the saved one
+    said = [json.loads(line) for line in lines[first_turn:]]
     assert said and said[0]["turn"] == session.turns + 1
     after = RoundtableSession.model_validate_json((folder / "session.json").read_text(encoding="utf-8"))
     assert after.utterances[: session.turns] == session.utterances
@@ -134,9 +139,9 @@ def test_a_damaged_session_is_one_line(settings, tmp_path):
     assert done.stderr.strip().count("\n") == 0 and "session.json" in done.stderr and "not valid JSON" in done.stderr
 
 
-def _cli(settings, *args: str) -> subprocess.CompletedProcess:
+def _cli(settings, *args: str, stdin: str = "") -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "cluster.cli", "roundtable", *args, "--data-dir",
-                           str(settings.data_dir)], capture_output=True, text=True, timeout=120,
+                           str(settings.data_dir)], input=stdin, capture_output=True, text=True, timeout=120,
                           cwd=Path(__file__).resolve().parents[2])
 
 
