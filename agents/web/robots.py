@@ -1,8 +1,8 @@
 """robots.txt: fetched once per site (scheme, host and port) and asked before every request.
 
 Parsed by the standard library's `urllib.robotparser`. What an unreadable robots.txt means
-follows RFC 9309: a 4xx (none there) allows everything; a 5xx, a timeout or no connection
-disallows the whole site for this run (it may be down or overloaded, so we stay away).
+follows RFC 9309: a 4xx (none there) allows everything; a 5xx or 429, a timeout or no
+connection disallows the whole site for this run (it may be down or overloaded, so we stay away).
 Concurrent pages of one site share one robots.txt request.
 
     robots = RobotsRules(user_agent="raystorm/0.1 (+research)", fetch=downloader.fetch_robots)
@@ -65,7 +65,7 @@ class RobotsRules:
         if answer.status is None:
             return _Site(None, f"robots.txt of {host} could not be read ({answer.problem}): "
                                "the site is skipped for this run")
-        if answer.status >= 500:
+        if answer.status >= 500 or answer.status == 429:  # down or overloaded (429: as Google reads it)
             return _Site(None, f"robots.txt of {host} answered HTTP {answer.status}: the site is skipped for this run")
         if answer.status >= 400:
             return _Site(None, "")  # no robots.txt: everything allowed

@@ -159,6 +159,8 @@ def _handler(site: Site, pdf: bytes) -> type[BaseHTTPRequestHandler]:
             path = self.path.split("?")[0]
             if path == "/robots.txt" and site.robots_status != 200:
                 self._send(entry, site.robots_status, "text/plain", b"")
+            elif path == "/robots.txt":  # with a cookie, which no later request may carry back
+                self._send(entry, 200, *PAGES[path], {"Set-Cookie": "session=robots; Path=/"})
             elif path in PAGES:
                 self._send(entry, 200, *PAGES[path])
             elif path.startswith("/chain/"):  # /chain/3 -> /chain/2 -> /chain/1 -> /a.html

@@ -68,6 +68,10 @@ def test_robots_txt_keeps_the_fetcher_out_of_a_disallowed_path(fetched, site):
     assert len(site.requests("/robots.txt")) == 1  # read once for the whole site
 
 
+def test_no_cookie_is_kept(fetched, site):
+    assert len(site.requests()) > 10 and not [r.path for r in site.requests() if "cookie" in r.headers]
+
+
 def test_redirects_are_followed_within_their_bound(fetched, site):
     chain = fetched["/chain/3"]
     assert chain.status == "fetched" and chain.snapshot.final_url == site.url("/a.html")
