@@ -26,6 +26,7 @@ from agents.roundtable.stages import (ExpertsArgs, ExpertTurnArgs, ModeratorArgs
 from retrieval.errors import RaystormError
 
 STAGE = "roundtable"
+UNUSED_KEPT = 200  # passages in the unused-information pool at most
 
 
 class TurnEvent(BaseModel):
@@ -142,6 +143,7 @@ class Roundtable:
         pooled = {x.point_id for x in s.unused}
         s.unused = [x for x in s.unused if x.point_id not in cited]
         s.unused += [x for x in utterance.sources if x.point_id not in cited and x.point_id not in pooled]
+        s.unused = s.unused[-UNUSED_KEPT:]  # the oldest go first: the moderator reads the most recent
         self._tell(TurnEvent(kind="utterance", utterance=utterance))
         changed = False
         for snippet in utterance.cited_snippets():
