@@ -253,7 +253,8 @@ class SiteProcess:
         self.proc = subprocess.Popen([sys.executable, "-m", "tests.webresearch.local_site"],
                                      stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parents[2])
         port, log_port = self.proc.stdout.readline().split()
-        self.base, self._log = f"http://127.0.0.1:{port}", f"http://127.0.0.1:{log_port}"
+        # by name: a domain of its own in the cluster's gate, apart from other tests' 127.0.0.1 sites
+        self.base, self._log = f"http://localhost:{port}", f"http://127.0.0.1:{log_port}"
 
     def url(self, path: str) -> str:
         return self.base + path
