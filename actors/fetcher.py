@@ -37,9 +37,11 @@ ANSWER_LEAD_S = 0.05  # an actor call's answer takes a few ms; 50 ms covers a bu
 
 
 def lease_s(settings: FetchSettings) -> float:
-    """How long a slot stays taken when its holder never gives it back (its actor died): a request
-    holds a slot for at most `timeout_s`, so a few times that."""
-    return max(60.0, 4 * settings.timeout_s)
+    """How long a slot stays taken when its holder never gives it back (its actor died): a slot waits
+    for its start (an interval per slot ahead of it) and its request runs `timeout_s` at most; a few
+    times that."""
+    limits = settings.limits
+    return max(60.0, 4 * (settings.timeout_s + limits.max_in_flight * limits.min_interval_s))
 
 
 @ray.remote
