@@ -42,8 +42,8 @@ from agents.retry import RetryPolicy
 
 STORM_ROLES = ("conv_simulator", "question_asker", "outline", "article", "polish", "react")  # react: --writer react
 # raystorm roundtable (Co-STORM): the experts, the moderator (its questions and who sits at the table, the warm
-# start's perspectives included), the mind-map organiser, the report from the mind map
-ROUNDTABLE_ROLES = ("expert", "moderator", "mindmap", "report")
+# start's perspectives included), the mind-map organiser, the report from the mind map, the simulated user (--observe)
+ROUNDTABLE_ROLES = ("expert", "moderator", "mindmap", "report", "user")
 
 Provider = Literal["extractive", "openai", "openai_compatible"]
 # how chat requests are sent: raystorm's own client (agents.lm.direct_client) or autogen-ext's

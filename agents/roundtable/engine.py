@@ -6,6 +6,8 @@
   does) and that expert searches for it; else, after `moderator_after` expert turns in a row, the moderator asks
   from the unused-information pool (retrieved by some turn, cited by none); else the next expert answers the
   question pending (the moderator's) or raises its own;
+- with nobody at the keyboard (`observe`), a simulated user speaks after every `user_every` turns without the
+  user: its message (grounded in the discussion and the mind map) is put to the table as a typed one is;
 - after every turn: the cited snippets go into the mind map, the pool is updated, the session is saved.
 
 Every model call is a stage run through `runtime.stage(...)` (`agents.runtime.LocalRuntime` here, the cluster's
@@ -21,8 +23,8 @@ from pydantic import BaseModel
 from agents.roundtable import mindmap
 from agents.roundtable.files import SessionFiles, new_session_id
 from agents.roundtable.records import MindMapNode, RoundtableOptions, RoundtableSession, Utterance
-from agents.roundtable.stages import (ExpertsArgs, ExpertTurnArgs, ModeratorArgs, WarmStartArgs, choose_experts,
-                                      expert_turn, first_experts, moderator_turn)
+from agents.roundtable.stages import (ExpertsArgs, ExpertTurnArgs, ModeratorArgs, UserArgs, WarmStartArgs,
+                                      choose_experts, expert_turn, first_experts, moderator_turn, simulated_user)
 from retrieval.errors import RaystormError
 
 STAGE = "roundtable"
@@ -87,13 +89,37 @@ class Roundtable:
                 await self._apply(await self._expert(expert, ""), warm_start=True)
         self._save()
 
-    async def step(self, message: str | None = None) -> list[Utterance]:
+    async def observe(self, user_every: int = 0) -> list[Utterance]:
+        """One turn with nobody at the keyboard: the simulated user speaks after `user_every` turns without the
+        user (0: never), else the table goes on."""
+        if user_every and self.turns_since_user() >= user_every:
+            s = self.session
+            last = next((u for u in reversed(s.utterances) if u.role == "expert" and u.cited), None)
+            message = await self.runtime.stage(STAGE, simulated_user, UserArgs(
+                topic=s.topic, discussion=self._discussion(), concepts=mindmap.concept_views(s.mindmap),
+                cited=last.cited_snippets() if last else [],
+                asked=[u.text for u in s.utterances if u.simulated]))
+            if message:
+                return await self.step(message, simulated=True)
+        return await self.step()
+
+    def turns_since_user(self) -> int:
+        """Turns since the user last spoke (or since the warm start)."""
+        count = 0
+        for u in reversed(self.session.utterances):
+            if u.role == "user" or u.warm_start:
+                break
+            count += 1
+        return count
+
+    async def step(self, message: str | None = None, *, simulated: bool = False) -> list[Utterance]:
         """One turn (two when the user speaks: the message, then the expert's answer to it)."""
         s = self.session
         said: list[Utterance] = []
         message = " ".join((message or "").split())
         if message:
-            said.append(await self._apply(Utterance(role="user", speaker="You", text=message, focus=message)))
+            said.append(await self._apply(Utterance(role="user", speaker="You (simulated)" if simulated else "You",
+                                                    text=message, focus=message, simulated=simulated)))
             await self._seat_for(message)
             said.append(await self._apply(await self._expert(s.experts[0], message)))
         elif s.expert_streak >= s.options.moderator_after and s.unused:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from agents.roundtable.records import MindMapNode, RoundtableSession
 from agents.roundtable.stages import PlaceArgs, SplitArgs, place_snippet, split_concept
 from agents.roundtable.steps_mindmap import NodeView
+from agents.roundtable.steps_user import ConceptView
 from retrieval.snippets import Snippet
 
 VIEW_SNIPPETS = 4  # snippets of each concept the organiser reads
@@ -23,6 +24,12 @@ def node_views(root: MindMapNode) -> list[NodeView]:
         views.append(NodeView(id=node.id, path=list(path), snippets=[s.text for s in node.snippets[:VIEW_SNIPPETS]],
                               has_children=bool(node.children)))
     return views
+
+
+def concept_views(root: MindMapNode) -> list[ConceptView]:
+    """Every concept below the root with how many snippets it holds, its sub-concepts' included."""
+    held = {v.id: len(root.find(v.id).all_snippets()) for v in node_views(root)}
+    return [ConceptView(path=v.path, held=held[v.id]) for v in node_views(root)]
 
 
 def path_of(root: MindMapNode, node_id: str) -> list[str]:

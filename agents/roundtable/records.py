@@ -26,6 +26,7 @@ class Utterance(BaseModel):
     sources: list[Snippet] = Field(default_factory=list)
     cited: list[int] = Field(default_factory=list, description="the [n] the text uses, ascending")
     warm_start: bool = False
+    simulated: bool = Field(False, description="a user turn written by the simulated user (--observe)")
 
     def cited_snippets(self) -> list[Snippet]:
         return [self.sources[n - 1] for n in self.cited if 0 < n <= len(self.sources)]

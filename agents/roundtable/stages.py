@@ -12,6 +12,7 @@ from agents.roundtable.steps import (MODERATOR_CANDIDATES, AskFromUnused, Choose
                                      ExpertsInput, ModeratorInput, RaiseInput, RaiseQuestion, WriteConcept)
 from agents.roundtable.steps_mindmap import NodeView, PlaceInput, PlaceOutput, PlaceSnippet, SplitConcept, \
     SplitInput, SplitOutput
+from agents.roundtable.steps_user import ConceptView, SimulatedUser, UserInput
 from agents.stage import StageArgs, StageContext
 from agents.storm.citations import cited_numbers, cut_unfinished, keep_valid
 from agents.storm.persona import find_personas
@@ -127,6 +128,24 @@ async def choose_experts(args: ExpertsArgs, ctx: StageContext) -> list[Persona]:
     out = await ctx.models.run(ChooseExperts, ExpertsInput(topic=args.topic, focus=args.focus, experts=args.experts,
                                                            max_experts=args.max_experts))
     return out.experts[: args.max_experts] or args.experts
+
+
+# --- the simulated user (--observe) -----------------------------------------------------------------
+
+
+class UserArgs(StageArgs):
+    discussion: list[str] = Field(default_factory=list)
+    concepts: list[ConceptView] = Field(default_factory=list)
+    cited: list[Snippet] = Field(default_factory=list, description="the passages the last expert cited")
+    asked: list[str] = Field(default_factory=list, description="what the simulated user asked before")
+
+
+async def simulated_user(args: UserArgs, ctx: StageContext) -> str:
+    """What the simulated user says: one question grounded in the discussion and the mind map."""
+    out = await ctx.models.run(SimulatedUser, UserInput(topic=args.topic, discussion=args.discussion,
+                                                        concepts=args.concepts, cited=numbered(args.cited),
+                                                        asked=args.asked))
+    return " ".join(out.message.split())
 
 
 # --- the mind map and the report --------------------------------------------------------------------

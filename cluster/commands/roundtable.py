@@ -1,7 +1,8 @@
 """`raystorm roundtable "TOPIC" -c NAME`: a Co-STORM roundtable you take part in, saved after every turn.
 
 At each `you>` prompt: type a message to steer the discussion, press Enter to let it go on, or type /map (the
-mind map), /report (write report.md now), /quit. `--turns N --observe` runs N turns with nobody at the keyboard;
+mind map), /report (write report.md now), /quit. `--turns N --observe` runs N turns with nobody at the keyboard
+(a simulated user steers after every `--user-every M` turns without the user);
 `--resume SESSION` continues a saved session; `--report` writes report.md at the end.
 """
 
@@ -39,7 +40,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--resume", metavar="SESSION", help="continue a saved session (its id, folder or session.json)")
     p.add_argument("--turns", type=count(0, MAX_TURNS), metavar="N",
                    help="turns to run (with --observe: required; interactive: stop after N)")
-    p.add_argument("--observe", action="store_true", help="nobody at the keyboard: the roundtable goes on by itself")
+    p.add_argument("--observe", action="store_true",
+                   help="nobody at the keyboard: the roundtable goes on by itself, a simulated user steering "
+                        "now and then")
+    p.add_argument("--user-every", type=count(0, MAX_TURNS), default=3, metavar="M",
+                   help="with --observe: the simulated user speaks after every M turns without the user, asking "
+                        "about the mind map's least-covered concept or a passage just cited (default 3; 0: never)")
     p.add_argument("--report", action="store_true", help="write report.md from the mind map at the end")
     p.add_argument("--json", action="store_true", help="one JSON object per turn on stdout")
     t = p.add_argument_group("turn policy and mind map (a new session; a resumed one keeps its own)")
@@ -106,7 +112,7 @@ async def _run(args: argparse.Namespace) -> int:
             info(f"session {table.session.id}; experts: {', '.join(p.name for p in table.session.experts)}")
         if args.observe:
             for _ in range(args.turns):
-                await table.step()
+                await table.observe(args.user_every)
         else:
             await _converse(table, args.turns)
         if args.report:

@@ -16,21 +16,16 @@ from agents.lm.settings import LLMSettings
 from agents.roundtable.mindmap import mindmap_text
 from agents.roundtable.records import RoundtableOptions, RoundtableSession
 from agents.roundtable.report import tree_headings
+from cluster.cli import main
 from cluster.roundtables import report_of, session_files, start_roundtable, turns_here
 from retrieval.query import SearchAsk, search_each
-from tests.support.store_points import ingested_settings
 
-CORPUS = Path(__file__).resolve().parents[2] / "retrieval" / "example_corpus"
 TOPIC = "Harborline Mutual flood coverage"
 STEER = "What is the waiting period of the flood rider?"
 OPTIONS = RoundtableOptions(moderator_after=2, split_above=3, max_experts=3, search_k=6)
-# None: Enter (the roundtable goes on); the steering message comes mid-way
-SCRIPT = [None, None, None, None, STEER, None, None]
-
-
-@pytest.fixture(scope="module")
-def settings(tmp_path_factory):
-    return ingested_settings(tmp_path_factory, CORPUS, "example")
+USER_EVERY = 3  # --observe's simulated user speaks after this many turns without the user
+# None: nobody types (--observe: the simulated user may speak); the typed steering message comes mid-way
+SCRIPT = [None, None, None, None, STEER, None, None, None]
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +35,7 @@ def played(settings):
         async with turns_here(settings, "example", LLMSettings()) as turns:
             table = await start_roundtable(TOPIC, "example", turns.runtime, session_files(settings), OPTIONS)
             for message in SCRIPT:
-                await table.step(message)
+                await (table.step(message) if message else table.observe(USER_EVERY))
             answer = next(u for u in table.session.utterances if u.role == "expert" and u.focus == STEER)
             found = await search_each(turns.retriever, [SearchAsk(q, OPTIONS.search_k, None) for q in answer.queries])
             report = await report_of(table)
@@ -73,13 +68,45 @@ def test_moderator_asks_after_the_streak_from_unused_passages(played):
 
 def test_the_turn_after_the_user_answers_it_from_a_search_for_it(played):
     session, searched, _ = played
-    at = next(i for i, u in enumerate(session.utterances) if u.role == "user")
+    at = next(i for i, u in enumerate(session.utterances) if u.role == "user" and not u.simulated)
     assert session.utterances[at].text == STEER
     answer = session.utterances[at + 1]
     assert answer.role == "expert" and answer.focus == STEER and answer.cited
     assert any({"waiting", "period", "flood", "rider"} & set(q.lower().split()) for q in answer.queries)
     assert {s.passage_id for s in answer.cited_snippets()} <= searched
     assert re.search(r"waiting period", answer.text, re.IGNORECASE)
+
+
+def test_with_nobody_typing_a_simulated_user_steers_at_the_cadence(played):
+    """--observe: after every USER_EVERY turns without the user, the simulated user asks about the discussion
+    (a concept of the mind map, or a passage an expert cited), and the next expert searches for its words."""
+    session, _, _ = played
+    turns = [u for u in session.utterances if not u.warm_start]
+    simulated = [i for i, u in enumerate(turns) if u.simulated]
+    assert len(simulated) >= 2 and all(turns[i].role == "user" for i in simulated)
+    since = 0
+    for i, u in enumerate(turns):
+        if u.role == "user":
+            assert since == USER_EVERY or not u.simulated, f"turn {u.turn}: simulated after {since} turns"
+            since = 0
+        else:
+            assert since < USER_EVERY, f"turn {u.turn}: the simulated user did not speak after {since} turns"
+            since += 1
+    for i in simulated:
+        message, answer = turns[i], turns[i + 1]
+        assert message.speaker != "You" and message.text.endswith("?")
+        assert answer.role == "expert" and answer.focus == message.text and answer.cited
+        searched = {w for q in answer.queries for w in q.lower().split()}
+        asked = {w for w in re.findall(r"[a-z]+", message.text.lower()) if len(w) > 3}
+        assert len(asked & searched) >= 2, (message.text, answer.queries)
+    # grounded: the first follows up a concept of the mind map, the second what a passage just cited says
+    first, second = simulated[:2]
+    concepts = [n.concept.lower() for n, d in session.mindmap.walk() if d > 0]
+    assert any(f'"{c}"' in turns[first].text.lower() for c in concepts), turns[first].text
+    assert turns[second].text.startswith("An expert cited "), turns[second].text
+    about = [w.strip(" ?").lower() for w in turns[second].text.split(" about ", 1)[1].split(",")]
+    cited = next(u for u in reversed(turns[:second]) if u.role == "expert" and u.cited).cited_snippets()
+    assert any(all(w in s.text.lower() for w in about) for s in cited), (about, [s.text for s in cited])
 
 
 def test_every_cited_snippet_sits_under_exactly_one_concept_and_a_full_one_was_split(played):
@@ -130,13 +157,14 @@ def test_the_session_resumes_in_a_fresh_process_with_the_same_tree(played, setti
     assert _headings((folder / "report.md").read_text(encoding="utf-8")) == tree_headings(after.mindmap)
 
 
-def test_a_damaged_session_is_one_line(settings, tmp_path):
+def test_a_damaged_session_is_one_line(settings, tmp_path, capsys):
     bad = tmp_path / "cut" / "session.json"
     bad.parent.mkdir()
     bad.write_text('{"id": "cut", "topic": "x", "coll', encoding="utf-8")
-    done = _cli(settings, "--resume", str(bad.parent), "--turns", "1", "--observe")
-    assert done.returncode != 0
-    assert done.stderr.strip().count("\n") == 0 and "session.json" in done.stderr and "not valid JSON" in done.stderr
+    assert main(["roundtable", "--resume", str(bad.parent), "--turns", "1", "--observe", "--data-dir",
+                 str(settings.data_dir)]) != 0
+    err = capsys.readouterr().err
+    assert err.strip().count("\n") == 0 and "session.json" in err and "not valid JSON" in err
 
 
 def _cli(settings, *args: str, stdin: str = "") -> subprocess.CompletedProcess:
@@ -150,18 +178,20 @@ def _headings(markdown: str) -> list[tuple[int, str]]:
     return [h for h in found if h != (2, "References")]
 
 
-def test_on_the_cluster_the_turns_are_the_same(played, settings):
-    """--distributed: every turn's stage runs on the Expert actors, searches on the Corpus actor; the extractive
-    model's turns are the in-process ones, word for word and citation for citation."""
+def test_on_the_cluster_the_turns_are_the_same(played, settings, ray_session, capsys):
+    """--distributed (joining this session's Ray): every turn's stage runs on the Expert actors, searches on the
+    Corpus actor; the extractive model's turns are the in-process ones, word for word and citation for citation."""
     session, _, _ = played
-    done = _cli(settings, TOPIC, "-c", "example", "--turns", "2", "--observe", "--json", "--distributed", "--experts", "1",
-                "--moderator-after", str(OPTIONS.moderator_after), "--split-above", str(OPTIONS.split_above),
-                "--max-experts", str(OPTIONS.max_experts), "--search-k", str(OPTIONS.search_k))
-    assert done.returncode == 0, done.stderr
-    assert "expert actors" in done.stderr
-    said = [json.loads(line) for line in done.stdout.splitlines()]
+    capsys.readouterr()
+    assert main(["roundtable", TOPIC, "-c", "example", "--turns", "1", "--observe", "--user-every", str(USER_EVERY),
+                 "--json", "--distributed", "--experts", "1", "--moderator-after", str(OPTIONS.moderator_after),
+                 "--split-above", str(OPTIONS.split_above), "--max-experts", str(OPTIONS.max_experts),
+                 "--search-k", str(OPTIONS.search_k), "--data-dir", str(settings.data_dir)]) == 0
+    out = capsys.readouterr()
+    assert "expert actors" in out.err
+    said = [json.loads(line) for line in out.out.splitlines()]
     assert said == [u.model_dump(mode="json") for u in session.utterances[: len(said)]]
-    assert len(said) == sum(1 for u in session.utterances if u.warm_start) + 2
+    assert len(said) == sum(1 for u in session.utterances if u.warm_start) + 1
 
 
 def test_the_mcp_tools(played, settings):

@@ -18,7 +18,6 @@ import httpx
 import pytest
 
 from tests.support.http_probe import free_port
-from tests.support.store_points import ingested_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -28,8 +27,8 @@ STEER = "What is the waiting period of the flood rider?"
 
 
 @pytest.fixture(scope="module")
-def web(tmp_path_factory):
-    settings = ingested_settings(tmp_path_factory, ROOT / "retrieval" / "example_corpus", "example")
+def web(settings):
+    """`raystorm web` on the data dir the other roundtable tests use (after them: it owns the store while up)."""
     port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "cluster.cli", "web", "-c", "example", "--port", str(port)],
                               cwd=ROOT, env={**os.environ, "RAYSTORM_HOME": settings.data_dir},
