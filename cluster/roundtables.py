@@ -112,14 +112,11 @@ async def turns_on(args, settings: StoreSettings, collection: str, llm: LLMSetti
                    web=None):
     """Where the command's turns run: the cluster's actors with --address/--distributed, else this process."""
     from cluster.distributed_args import wants_distributed
-    from retrieval.errors import UsageError
 
     if wants_distributed(args):
-        if source != "corpus":
-            raise UsageError(f"a roundtable on --source {source} runs in this process: drop --distributed/--address")
         from cluster.roundtable_cluster import cluster_turns
 
-        async with cluster_turns(args, settings, collection, llm) as turns:
+        async with cluster_turns(args, settings, collection, llm, source, web) as turns:
             yield turns
     else:
         async with turns_here(settings, collection, llm, source=source, web=web) as turns:
