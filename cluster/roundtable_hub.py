@@ -65,7 +65,9 @@ class RoundtableHub:
         self.session = session
         self.files = session_files(session.settings)
         self.live: dict[str, LiveRoundtable] = {}
-        self._tasks: set[asyncio.Task] = set()
+        # turns running on after their request answered are the session's background tasks: closing the
+        # session (the web app or MCP server shutting down) cancels them with its own
+        self._tasks: set[asyncio.Task] = session._tasks
 
     def _runtime(self, source: str):
         from agents.runtime import LocalRuntime
@@ -187,11 +189,6 @@ class RoundtableHub:
             "line_start": snip.line_start, "line_end": snip.line_end, "first": first, "lines": lines[first - 1: last],
             "check": "ok" if snip.text in now or sha256_text(now) == sha256_text(snip.text) else "stale",
             "status": None}]}
-
-    async def close(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
 
 
 def _snippet(session, turn: int | None, n: int | None, point: str | None) -> Snippet:

@@ -201,6 +201,7 @@ def test_the_mcp_tools(played, settings):
 
     from cluster.cli import build_parser
     from cluster.mcp_server import build_server
+    from cluster.roundtable_hub import hub_of
     from cluster.session import session_of
 
     args = build_parser().parse_args(["mcp", "-c", "example", "--data-dir", str(settings.data_dir)])
@@ -216,11 +217,15 @@ def test_the_mcp_tools(played, settings):
                 tree = _result(await client.call_tool("roundtable_mindmap", {"session_id": started["id"]}))
                 report = _result(await client.call_tool("roundtable_report", {"session_id": started["id"]}))
                 bad = await client.call_tool("roundtable_turn", {"session_id": "../../etc"})
-                return names, started, turn, tree, report, bad
+            # a turn left running in the background (as the web page starts them) ends with the session
+            await hub_of(session).turn(started["id"], None, wait=False)
+            running = list(session._tasks)
         finally:
             await session.close()
+        return names, started, turn, tree, report, bad, running
 
-    names, started, turn, tree, report, bad = asyncio.run(go())
+    names, started, turn, tree, report, bad, running = asyncio.run(go())
+    assert running and all(t.cancelled() for t in running)
     assert {"roundtable_start", "roundtable_turn", "roundtable_mindmap", "roundtable_report"} <= names
     assert started["experts"] and started["said"] and all(u["warm_start"] for u in started["said"])
     assert [u["role"] for u in turn["said"]] == ["user", "expert"] and turn["said"][1]["focus"] == STEER

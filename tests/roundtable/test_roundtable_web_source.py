@@ -15,8 +15,8 @@ from tests.webresearch.site_pages import site  # noqa: F401  (the fixture: the s
 
 def test_a_roundtable_on_the_web_here_then_on_the_cluster(site, ray_session, tmp_path, capsys):  # noqa: F811
     web = ["--search-engine", "searxng", "--search-url", site.url, "--allow-private-hosts", "--site-interval", "0"]
-    assert main(["roundtable", "Greyhaven Coastal Flood Program", "--source", "web", *web, "--turns", "1",
-                 "--observe", "--report", "--json", "--data-dir", str(tmp_path)]) == 0
+    assert main(["roundtable", "Greyhaven Coastal Flood Program", "--source", "web", *web, "--max-experts", "2",
+                 "--turns", "1", "--observe", "--report", "--json", "--data-dir", str(tmp_path)]) == 0
     said = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     _cite_snapshots(said, site.url)
     (folder,) = (tmp_path / "roundtables").iterdir()
@@ -26,14 +26,15 @@ def test_a_roundtable_on_the_web_here_then_on_the_cluster(site, ray_session, tmp
     assert checked.claims and checked.counts["ok"] == len(checked.claims)
     assert Path(checked.claims[0].page).name == "report.md"
 
-    # the same session goes on on the cluster: the WebResearch actor searches the engine for the next turn
+    # the same session goes on on the cluster, the simulated user speaking at once: the WebResearch actor
+    # searches the engine for the expert who answers it
     asked = len(site.queries)
-    assert main(["roundtable", "--resume", session.id, *web, "--turns", "1", "--observe", "--json",
-                 "--distributed", "--experts", "1", "--data-dir", str(tmp_path)]) == 0
+    assert main(["roundtable", "--resume", session.id, *web, "--turns", "1", "--observe", "--user-every", "1",
+                 "--json", "--distributed", "--experts", "1", "--data-dir", str(tmp_path)]) == 0
     out = capsys.readouterr()
     assert "expert actors" in out.err
-    (turn,) = [json.loads(line) for line in out.out.splitlines()]
-    assert turn["turn"] == session.turns + 1 and turn["role"] == "expert"
+    user, turn = [json.loads(line) for line in out.out.splitlines()]
+    assert user["turn"] == session.turns + 1 and user["simulated"] and turn["focus"] == user["text"]
     _cite_snapshots([turn], site.url)
     assert set(turn["queries"]) <= set(site.queries[asked:]), "the turn's searches did not reach the engine"
 

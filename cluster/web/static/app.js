@@ -24,17 +24,24 @@ if (layout) {
     const cite = event.target.closest(".cite");
     if (!cite) return;
     event.preventDefault();
-    const panel = document.getElementById("source"), body = document.getElementById("source-body");
-    panel.hidden = false;
-    body.replaceChildren("loading…");
-    try {
-      const src = await api(`/api/reports/${encodeURIComponent(run)}/source/${cite.dataset.n}`);
-      document.getElementById("source-title").textContent = `[${src.n}] ${src.title}`;
-      body.replaceChildren(...src.snippets.map(showSnippet));
-    } catch (err) {
-      body.replaceChildren(el("p", {class: "error"}, err.message));
-    }
+    await openSource(`/api/reports/${encodeURIComponent(run)}/source/${cite.dataset.n}`,
+                     (src) => `[${src.n}] ${src.title}`);
   });
+}
+
+// A citation's lines in the page's source panel (#source): `path` answers {title, snippets}; `heading(src)` titles it.
+// The report page and the roundtable page both open their citations here.
+async function openSource(path, heading) {
+  const panel = document.getElementById("source"), body = document.getElementById("source-body");
+  panel.hidden = false;
+  body.replaceChildren("loading…");
+  try {
+    const src = await api(path);
+    document.getElementById("source-title").textContent = heading(src);
+    body.replaceChildren(...src.snippets.map(showSnippet));
+  } catch (err) {
+    body.replaceChildren(el("p", {class: "error"}, err.message));
+  }
 }
 
 function showSnippet(s) {

@@ -1,5 +1,5 @@
 // The roundtable page: the discussion streams in (polled events), the user's box, the mind map as a collapsible
-// tree redrawn as snippets land, and each citation opening its lines (app.js's showSnippet). Text from a
+// tree redrawn as snippets land, and each citation opening its lines (app.js's openSource). Text from a
 // document or a model is set with textContent, never as markup.
 "use strict";
 
@@ -21,7 +21,8 @@ if (rt) {
   let next = 0, known = null;
 
   function utterance(u) {
-    const item = el("li", {class: `${u.role}${u.warm_start ? " warm" : ""}`, "data-turn": u.turn});
+    const item = el("li", {class: `${u.role}${u.warm_start ? " warm" : ""}${u.simulated ? " simulated" : ""}`,
+                           "data-turn": u.turn});
     if (u.role === "expert" && u.focus) item.append(el("span", {class: "focus"}, `on: ${u.focus}`));
     item.append(el("span", {class: "who"}, `${u.speaker}${u.warm_start ? " (warm start)" : ""}:`));
     const text = el("span", {class: "text"});
@@ -105,18 +106,10 @@ if (rt) {
     const cite = event.target.closest(".cite");
     if (!cite) return;
     event.preventDefault();
-    const panel = document.getElementById("source"), body = document.getElementById("source-body");
-    panel.hidden = false;
-    body.replaceChildren("loading…");
     const query = cite.dataset.point ? `point=${encodeURIComponent(cite.dataset.point)}`
                                      : `turn=${cite.dataset.turn}&n=${cite.dataset.n}`;
-    try {
-      const src = await api(`${base}/source?${query}`);
-      document.getElementById("source-title").textContent = cite.dataset.n ? `[${cite.dataset.n}] ${src.title}` : src.title;
-      body.replaceChildren(...src.snippets.map(showSnippet));
-    } catch (err) {
-      body.replaceChildren(el("p", {class: "error"}, err.message));
-    }
+    await openSource(`${base}/source?${query}`,
+                     (src) => cite.dataset.n ? `[${cite.dataset.n}] ${src.title}` : src.title);
   });
 
   poll();
