@@ -1,12 +1,14 @@
 """One page over HTTP, safely and politely: the network half of fetching (no cache, no files).
 
 For each hop (the URL, then each redirect, followed here so each is checked): the address is
-checked (`guard`) and the connection made to the very address checked; robots.txt is asked;
-the domain's gate gives a slot; the response is read under a time limit, only for an allowed
-content type and only up to the size cap (a bigger page is dropped as soon as it passes the
-cap, or before reading when its Content-Length says so). No cookies are kept between
-requests and nothing in a page is run. A page's end is a `Download` with a status and a
-reason, never an exception.
+checked (`guard`) and the connection made to the very address checked; robots.txt is asked
+(its Crawl-delay goes to the gate); the domain's gate gives a slot; the response is read under
+a time limit, only for an allowed content type and only up to the size cap (a bigger page is
+dropped as soon as it passes the cap, or before reading when its Content-Length says so). A hop
+answered 429 or 503 is asked again, `retries` times at most, after the wait the site asks for
+(Retry-After, up to `retry_max_wait_s`) or the retry policy's backoff, each time through the
+gate. No cookies are kept between requests and nothing in a page is run. A page's end is a
+`Download` with a status and a reason, never an exception.
 
 `Downloader` runs in the process that fetches (a fetcher actor, or the process itself);
 `agents.web.fetch.PageFetcher` adds the cache and the snapshots around it.
@@ -30,13 +32,16 @@ import anyio.lowlevel
 import httpx
 from pydantic import BaseModel, Field
 
+from agents.lm.backoff import retry_after_seconds
+from agents.retry import RetryPolicy
 from agents.web.extract import ExtractionFailed, extract_text, media_type
 from agents.web.guard import BlockedURL, resolve_checked
 from agents.web.politeness import DomainGate, DomainLimits, GateBusy
-from agents.web.robots import MAX_ROBOTS_BYTES, RobotsFile, RobotsRules
+from agents.web.robots import MAX_ROBOTS_BYTES, RobotsFile, RobotsRules, SharedRobots
 
 MAX_ADDRESSES = 4  # of a host's addresses, tried in the resolver's order until one connects
 PAGE_TYPES = ["text/html", "application/xhtml+xml", "text/plain", "application/pdf"]
+BUSY = (429, 503)  # the site asks us to come back later: asked again after a wait
 
 
 class FetchSettings(BaseModel):
@@ -52,6 +57,9 @@ class FetchSettings(BaseModel):
     limits: DomainLimits = Field(default_factory=DomainLimits, description="per-domain politeness")
     respect_robots: bool = True
     max_wait_s: float = Field(300.0, gt=0, description="longest a request waits for its domain's turn")
+    retries: int = Field(2, ge=0, description="more tries for a page answered 429 or 503")
+    retry_base_s: float = Field(1.0, ge=0, description="backoff before the first retry when no Retry-After")
+    retry_max_wait_s: float = Field(30.0, ge=0, description="caps each wait before a retry, Retry-After included")
     ca_file: str | None = Field(None, description="CA certificates to trust instead of the public ones "
                                                   "(an intranet's own CA, with allow_private_hosts)")
 
@@ -113,12 +121,17 @@ def without_fragment(url: str) -> str:
 
 
 class Downloader:
-    """Downloads pages under `settings`, asking `gate` before each request. One event loop."""
+    """Downloads pages under `settings`, asking `gate` before each request. One event loop.
+    `shared_robots`: where this downloader's robots.txt reads are shared with other fetchers (the
+    actors of a pool); without it, each site's robots.txt is read here once."""
 
-    def __init__(self, settings: FetchSettings, gate: DomainGate):
+    def __init__(self, settings: FetchSettings, gate: DomainGate, shared_robots: SharedRobots | None = None):
         self.settings = settings
         self.gate = gate
-        self.robots = RobotsRules(settings.user_agent, self.fetch_robots)
+        self.shared_robots = shared_robots
+        self.robots = RobotsRules(settings.user_agent, self._robots_file, on_crawl_delay=gate.set_crawl_delay)
+        self.retry = RetryPolicy(max_retries=settings.retries, base_delay_s=settings.retry_base_s,
+                                 max_delay_s=settings.retry_max_wait_s)
         self._client: httpx.AsyncClient | None = None
 
     def client(self) -> httpx.AsyncClient:
@@ -184,6 +197,21 @@ class Downloader:
                               f"over the {_size(max_bytes)} cap (stopped reading at {_size(len(body))})")
         return _Reply(response.status_code, response.headers, bytes(body))
 
+    async def _robots_file(self, robots_url: str) -> RobotsFile:
+        """The site's robots.txt: read here, or by whichever fetcher sharing `shared_robots` asked first."""
+        if self.shared_robots is None:
+            return await self.fetch_robots(robots_url)
+        answer = await self.shared_robots.claim(robots_url)
+        if answer is not None:
+            return answer
+        try:
+            answer = await self.fetch_robots(robots_url)
+        except BaseException:  # no answer (no turn at the site): the next fetcher that asks reads it
+            await self.shared_robots.post(robots_url, None)
+            raise
+        await self.shared_robots.post(robots_url, answer)
+        return answer
+
     async def fetch_robots(self, robots_url: str) -> RobotsFile:
         """The site's robots.txt, following redirects as a page does. Raises only `GateBusy` (no turn at
         the site: no answer about its robots.txt either)."""
@@ -222,7 +250,7 @@ class Downloader:
             conditional["If-Modified-Since"] = validators.last_modified
         current = url
         for _ in range(self.settings.max_redirects + 1):
-            reply = await self._hop(current, conditional)
+            reply, tries = await self._answered(current, conditional)
             location = reply.headers.get("location")
             if 300 <= reply.status < 400 and reply.status != 304:
                 if not location:
@@ -236,7 +264,8 @@ class Downloader:
         if reply.status == 304:
             return Download(url=url, status="not_modified", final_url=current, etag=etag, last_modified=modified)
         if reply.status >= 400:
-            raise _Stop("failed", f"HTTP {reply.status}" + (f" at {current}" if current != url else ""))
+            raise _Stop("failed", f"HTTP {reply.status}" + (f" at {current}" if current != url else "")
+                        + (f" ({tries} tries)" if tries > 1 else ""))
         if reply.skipped:
             raise _Stop("skipped", reply.skipped)
         content_type = reply.headers.get("content-type", "")
@@ -250,6 +279,16 @@ class Downloader:
             raise _Stop("skipped", "no text found on the page")
         return Download(url=url, status="fetched", final_url=current, content_type=media_type(content_type),
                         etag=etag, last_modified=modified, title=page.title, text=page.text)
+
+    async def _answered(self, url: str, conditional: dict[str, str]) -> tuple[_Reply, int]:
+        """`_hop`, asked again while the site answers 429 or 503 and retries are left; the last reply
+        and how many requests it took."""
+        for retry in range(self.retry.max_retries + 1):
+            reply = await self._hop(url, conditional)
+            if reply.status not in BUSY or retry == self.retry.max_retries:
+                return reply, retry + 1
+            await self.retry.wait(retry, retry_after_seconds(reply.headers))
+        raise AssertionError("unreachable")
 
     async def _hop(self, url: str, conditional: dict[str, str]) -> _Reply:
         """One request of a page's chain, its failures as `_Stop`."""

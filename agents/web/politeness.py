@@ -13,6 +13,10 @@ times are wall-clock (`time.time()`), shared by the processes of one machine; ac
 clock skew adds to the interval or takes from it. A slot whose holder never releases it
 (its process died) expires after `lease_s`.
 
+A site's robots.txt may ask for a `Crawl-delay`: `set_crawl_delay` raises that host's interval to
+it (never lowers it below `DomainLimits.min_interval_s`; at most `MAX_CRAWL_DELAY_S`, so one
+site cannot stall a run). The latest robots.txt read for a host sets it, 0 included.
+
     gate = LocalDomainGate(DomainLimits(max_in_flight=2, min_interval_s=1.0))
     await gate.acquire("example.org")
     try:
@@ -33,6 +37,7 @@ from pydantic import BaseModel, Field
 
 LATE_S = 0.01  # a start this much behind its time may crowd the next one: ask for a new time
 RETIMES = 3  # then go anyway: a process this busy cannot keep time better
+MAX_CRAWL_DELAY_S = 60.0  # a longer Crawl-delay is read as this: a run waits minutes, not hours, per page
 
 
 class DomainLimits(BaseModel):
@@ -48,6 +53,8 @@ class DomainGate(Protocol):
 
     async def release(self, domain: str) -> None: ...
 
+    async def set_crawl_delay(self, domain: str, seconds: float) -> None: ...
+
 
 class GateBusy(Exception):
     """No slot for a domain within the wait allowed."""
@@ -57,6 +64,7 @@ class _Domain:
     def __init__(self) -> None:
         self.leases: deque[float] = deque()  # grant times (monotonic) of the slots held, oldest first
         self.last_start = 0.0  # wall-clock start time of the latest turn given
+        self.crawl_delay_s = 0.0  # what the host's robots.txt asked for (capped)
         self.changed = asyncio.Condition()
 
 
@@ -71,13 +79,25 @@ class LocalDomainGate:
     def _domain(self, domain: str) -> _Domain:
         return self._domains.setdefault(domain.lower(), _Domain())
 
+    def _interval(self, state: _Domain) -> float:
+        return max(self.limits.min_interval_s, state.crawl_delay_s)
+
+    def interval(self, domain: str) -> float:
+        """Seconds between two request starts to `domain`: the limits' interval or its Crawl-delay."""
+        return self._interval(self._domain(domain))
+
+    def _lease_s(self, state: _Domain) -> float:
+        # `lease_s` covers a slot's wait for its start at the limits' interval; a Crawl-delay lengthens it
+        return self.lease_s + 4 * self.limits.max_in_flight * state.crawl_delay_s
+
     def _expire(self, state: _Domain) -> None:
-        horizon = time.monotonic() - self.lease_s
+        horizon = time.monotonic() - self._lease_s(state)
         while state.leases and state.leases[0] < horizon:
             state.leases.popleft()
 
     async def reserve(self, domain: str, wait_s: float | None = None, lead_s: float = 0.0) -> float:
-        """Take a slot; returns when (`time.time()`) its request may start, at least `lead_s` from now.
+        """Take a slot; returns when (`time.time()`) its request may start: at least `lead_s` from now
+        when the domain has an interval to keep (with none, at once).
 
         Raises `GateBusy` if no slot frees within `wait_s` (then nothing is held)."""
         state = self._domain(domain)
@@ -91,7 +111,7 @@ class LocalDomainGate:
                 if deadline is not None and now >= deadline:
                     raise GateBusy(f"no free slot at {domain} within {wait_s:g} s")
                 # woken by a release, or when the oldest lease expires, or at the deadline
-                timeout = state.leases[0] + self.lease_s - now
+                timeout = state.leases[0] + self._lease_s(state) - now
                 if deadline is not None:
                     timeout = min(timeout, deadline - now)
                 try:
@@ -102,9 +122,10 @@ class LocalDomainGate:
             return self._next_start(state, lead_s)
 
     def _next_start(self, state: _Domain, lead_s: float) -> float:
-        start = time.time() + lead_s
-        if self.limits.min_interval_s > 0:
-            start = max(start, state.last_start + self.limits.min_interval_s)
+        interval = self._interval(state)
+        start = time.time()
+        if interval > 0:
+            start = max(start + lead_s, state.last_start + interval)
         state.last_start = start
         return start
 
@@ -115,7 +136,7 @@ class LocalDomainGate:
     async def acquire(self, domain: str, wait_s: float | None = None) -> None:
         start = await self.reserve(domain, wait_s)
         try:
-            await wait_turn(start, lambda: self.retime(domain), self.limits.min_interval_s)
+            await wait_turn(start, lambda: self.retime(domain), self.interval(domain))
         except BaseException:  # cancelled while waiting for its turn: the slot goes back
             await self.release(domain)
             raise
@@ -130,6 +151,11 @@ class LocalDomainGate:
     def set_limits(self, limits: DomainLimits) -> None:
         """New limits for requests from now on (slots already held stay held)."""
         self.limits = limits
+
+    async def set_crawl_delay(self, domain: str, seconds: float) -> None:
+        """`domain`'s robots.txt asks for `seconds` between requests (0: asks nothing); capped at
+        `MAX_CRAWL_DELAY_S`, and never below the limits' own interval."""
+        self._domain(domain).crawl_delay_s = min(max(seconds, 0.0), MAX_CRAWL_DELAY_S)
 
 
 async def wait_turn(start: float, retime: Callable[[], Awaitable[float]], interval_s: float) -> None:

@@ -3,8 +3,10 @@
 Pages for every case a fetcher meets: links, robots.txt, redirects (a chain and an endless
 loop), a 404, a 30 MB page generated as it is sent, a slow page, a PDF, windows-1252 pages,
 two URLs with the same text, a page with injected instructions, an ETag page, an image,
-and slow pages for the politeness test. Each request is logged with its start and end time
-and the bytes sent, so a test reads what the server saw.
+slow pages for the politeness test, and busy pages (`/busy/STATUS/TIMES/NAME[?after=S]`:
+answered STATUS, with `Retry-After: S` when given, for their first TIMES requests, then 200).
+Each request is logged with its start and end time and the bytes sent, so a test reads what
+the server saw.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 HUGE_BYTES = 30 * 1024 * 1024
+CRAWL_DELAY_S = 0.3
+DELAYED_ROBOTS = f"User-agent: *\nCrawl-delay: {CRAWL_DELAY_S}\nDisallow: /private/\n"  # the `delayed_site`'s
 CHUNK = 64 * 1024
 
 
@@ -99,10 +103,13 @@ class Site:
     politeness_s: float = 0.2  # /polite/N
     etag: str = '"v1"'
     robots_status: int = 200  # another status: /robots.txt answers it with an empty body
+    robots: bytes = PAGES["/robots.txt"][1]
+    host: str = "127.0.0.1"  # another loopback address (127.0.0.2) is another domain for the gates
+    hits: dict[str, int] = field(default_factory=dict)  # requests per path, for the busy pages
 
     @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def url(self, path: str) -> str:
         return self.base + path
@@ -114,6 +121,7 @@ class Site:
     def clear(self) -> None:
         with self.lock:
             self.log.clear()
+            self.hits.clear()
 
 
 def _handler(site: Site, pdf: bytes) -> type[BaseHTTPRequestHandler]:
@@ -132,6 +140,8 @@ def _handler(site: Site, pdf: bytes) -> type[BaseHTTPRequestHandler]:
             entry = Request(self.path, {k.lower(): v for k, v in self.headers.items()}, start)
             with site.lock:
                 site.log.append(entry)
+                site.hits[self.path] = site.hits.get(self.path, 0) + 1
+                self.hit = site.hits[self.path]
             try:
                 self._serve(entry)
             except (BrokenPipeError, ConnectionResetError):
@@ -160,7 +170,16 @@ def _handler(site: Site, pdf: bytes) -> type[BaseHTTPRequestHandler]:
             if path == "/robots.txt" and site.robots_status != 200:
                 self._send(entry, site.robots_status, "text/plain", b"")
             elif path == "/robots.txt":  # with a cookie, which no later request may carry back
-                self._send(entry, 200, *PAGES[path], {"Set-Cookie": "session=robots; Path=/"})
+                self._send(entry, 200, "text/plain", site.robots, {"Set-Cookie": "session=robots; Path=/"})
+            elif path.startswith("/busy/"):
+                _, _, status, times, name = path.split("/")
+                if self.hit <= int(times):
+                    after = self.path.partition("?after=")[2]
+                    self._send(entry, int(status), "text/html", b"<p>Busy, come back later</p>",
+                               {"Retry-After": after} if after else {})
+                else:
+                    self._send(entry, 200, "text/html", _html(
+                        f"Busy {name}", f"The busy page {name} answered at last, after {times} refusals.").encode())
             elif path in PAGES:
                 self._send(entry, 200, *PAGES[path])
             elif path.startswith("/chain/"):  # /chain/3 -> /chain/2 -> /chain/1 -> /a.html
@@ -233,7 +252,7 @@ class Server:
 
     def __init__(self, site: Site | None = None):
         self.site = site or Site()
-        self.httpd = _Accepting(("127.0.0.1", 0), _handler(self.site, _pdf()))
+        self.httpd = _Accepting((self.site.host, 0), _handler(self.site, _pdf()))
         self.site.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
@@ -249,12 +268,15 @@ class SiteProcess:
     Ray's threads) cannot delay its handlers. Its request log comes over HTTP (`/__log` on a second
     port, so reading it is never logged)."""
 
-    def __init__(self):
-        self.proc = subprocess.Popen([sys.executable, "-m", "tests.webresearch.local_site"],
+    def __init__(self, host: str | None = None, robots: str | None = None):
+        """`host`: the loopback address to serve on (default 127.0.0.1, reached as `localhost`);
+        `robots`: the text of its robots.txt."""
+        args = [host or "127.0.0.1", robots if robots is not None else PAGES["/robots.txt"][1].decode()]
+        self.proc = subprocess.Popen([sys.executable, "-m", "tests.webresearch.local_site", *args],
                                      stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parents[2])
         port, log_port = self.proc.stdout.readline().split()
         # by name: a domain of its own in the cluster's gate, apart from other tests' 127.0.0.1 sites
-        self.base, self._log = f"http://localhost:{port}", f"http://127.0.0.1:{log_port}"
+        self.base, self._log = f"http://{host or 'localhost'}:{port}", f"http://127.0.0.1:{log_port}"
 
     def url(self, path: str) -> str:
         return self.base + path
@@ -290,7 +312,7 @@ def _serve_log(site: Site) -> ThreadingHTTPServer:
 
 
 if __name__ == "__main__":  # the process of `SiteProcess`: prints its two ports, serves until terminated
-    served = Server()
+    served = Server(Site(host=sys.argv[1], robots=sys.argv[2].encode()))
     log_server = _serve_log(served.site)
     print(served.site.port, log_server.server_address[1], flush=True)
     log_server.serve_forever()

@@ -11,11 +11,13 @@ from agents.web.fetch import FetchOutcome, FetchSettings, PageFetcher
 from agents.web.politeness import DomainLimits
 from agents.web.snapshots import SnapshotStore
 from retrieval.loaders import load_file
-from tests.webresearch.local_site import HUGE_BYTES, Site
-from tests.webresearch.politeness_log import assert_polite
+from tests.webresearch.local_site import CRAWL_DELAY_S, HUGE_BYTES, Site
+from tests.webresearch.politeness_log import JITTER_S, assert_polite, start_gaps
 
 SETTINGS = FetchSettings(allow_private_hosts=True, timeout_s=5.0, max_bytes=1_000_000,
                          limits=DomainLimits(max_in_flight=8, min_interval_s=0.0))
+# a page answered 429 or 503 is asked again twice; without a Retry-After after a short backoff
+RETRYING = SETTINGS.model_copy(update={"retries": 2, "retry_base_s": 0.05, "retry_max_wait_s": 5.0})
 PATHS = ["/index.html", "/private/secret.html", "/chain/3", "/loop/0", "/missing", "/huge", "/huge-chunked",
          "/doc.pdf", "/latin1.html", "/meta-latin1.html", "/same-1.html", "/same-2.html",
          "/injected.html", "/plain.txt", "/image.png", "/index.html#links"]
@@ -165,6 +167,30 @@ def test_one_process_keeps_the_per_domain_limits(site_process, tmp_path):
     outcomes = fetch_all(polite, tmp_path, [site_process.url(f"/polite/{n}") for n in range(8)])
     assert [o.status for o in outcomes] == ["fetched"] * 8
     assert_polite(site_process.requests(), max_in_flight=2, min_interval_s=0.1)
+
+
+def test_a_busy_page_is_asked_again_and_one_that_stays_busy_fails_with_its_status(site, tmp_path):
+    site.clear()
+    paths = ["/busy/503/1/once", "/busy/429/1/later?after=1", "/busy/503/99/always"]
+    once, later, always = fetch_all(RETRYING, tmp_path, [site.url(p) for p in paths])
+    assert once.status == later.status == "fetched", (once, later)
+    assert "The busy page once answered at last" in text_of(once)
+    assert (always.status, always.reason) == ("failed", "HTTP 503 (3 tries)")
+    assert [len(site.requests(p)) for p in paths] == [2, 2, 3]
+    first, second = site.requests(paths[1])
+    assert second.start - first.start >= 1.0 - JITTER_S  # the Retry-After: 1 the site asked for
+    [missing] = fetch_all(RETRYING, tmp_path, [site.url("/missing")])  # other errors are not asked again
+    assert missing.reason == "HTTP 404" and len(site.requests("/missing")) == 1
+
+
+def test_a_crawl_delay_in_robots_txt_spaces_every_request_to_the_site(delayed_site, tmp_path):
+    delayed_site.clear()  # the limits ask for no interval (SETTINGS); the site's robots.txt asks for 0.3 s
+    paths = ["/a.html", "/b.html", "/index.html", "/busy/503/1/delayed"]
+    outcomes = fetch_all(RETRYING, tmp_path, [delayed_site.url(p) for p in paths])
+    assert [o.status for o in outcomes] == ["fetched"] * 4, [o.reason for o in outcomes]
+    requests = delayed_site.requests()
+    assert [r.path for r in requests][0] == "/robots.txt" and len(requests) == 6  # the busy page twice
+    assert min(start_gaps(requests)) >= CRAWL_DELAY_S - JITTER_S, [round(g, 3) for g in start_gaps(requests)]
 
 
 def test_the_next_address_is_tried_when_one_refuses_the_connection(site):

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from agents.web.guard import BlockedURL, check_url, resolve_checked
-from agents.web.politeness import DomainLimits, GateBusy, LocalDomainGate
+from agents.web.politeness import MAX_CRAWL_DELAY_S, DomainLimits, GateBusy, LocalDomainGate
 
 
 @pytest.mark.parametrize("url, words", [
@@ -62,5 +62,25 @@ def test_a_slot_whose_holder_vanished_expires_with_its_lease():
         gate = LocalDomainGate(DomainLimits(max_in_flight=1, min_interval_s=0), lease_s=0.1)
         await gate.acquire("a.example")  # never released
         await gate.acquire("a.example", wait_s=2.0)
+
+    asyncio.run(run())
+
+
+def test_a_crawl_delay_raises_a_domains_interval_never_lowers_it_and_is_capped():
+    async def run() -> None:
+        gate = LocalDomainGate(DomainLimits(max_in_flight=2, min_interval_s=0.5))
+        await gate.set_crawl_delay("a.example", 0.1)
+        assert gate.interval("a.example") == 0.5  # the limits' own interval stays the floor
+        await gate.set_crawl_delay("a.example", 2.0)
+        assert gate.interval("a.example") == 2.0 and gate.interval("b.example") == 0.5
+        await gate.set_crawl_delay("a.example", 86_400)
+        assert gate.interval("a.example") == MAX_CRAWL_DELAY_S
+        await gate.set_crawl_delay("a.example", 0)  # the latest robots.txt read asks for none
+        assert gate.interval("a.example") == 0.5
+        gate.set_limits(DomainLimits(max_in_flight=2, min_interval_s=0))
+        await gate.set_crawl_delay("c.example", 0.2)
+        first = await gate.reserve("c.example")
+        second = await gate.reserve("c.example")
+        assert second - first >= 0.2  # the turns given are spaced by it
 
     asyncio.run(run())
