@@ -11,7 +11,8 @@ gate. No cookies are kept between requests and nothing in a page is run. A page'
 `Download` with a status and a reason, never an exception.
 
 `Downloader` runs in the process that fetches (a fetcher actor, or the process itself);
-`agents.web.fetch.PageFetcher` adds the cache and the snapshots around it.
+`agents.web.fetch.PageFetcher` adds the cache and the snapshots around it; `agents.web.wire`
+is how one request goes out and its body comes back.
 
     downloader = Downloader(FetchSettings(allow_private_hosts=True), LocalDomainGate(DomainLimits()))
     page = await downloader.download("http://127.0.0.1:8000/a.html")
@@ -22,10 +23,8 @@ gate. No cookies are kept between requests and nothing in a page is run. A page'
 from __future__ import annotations
 
 import asyncio
-import http.cookiejar
 import socket
-import ssl
-from typing import Literal, NamedTuple
+from typing import Literal
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import anyio.lowlevel
@@ -38,8 +37,7 @@ from agents.web.extract import ExtractionFailed, extract_text, media_type
 from agents.web.guard import BlockedURL, resolve_checked
 from agents.web.politeness import DomainGate, DomainLimits, GateBusy
 from agents.web.robots import MAX_ROBOTS_BYTES, RobotsFile, RobotsRules, SharedRobots
-
-MAX_ADDRESSES = 4  # of a host's addresses, tried in the resolver's order until one connects
+from agents.web.wire import MAX_ADDRESSES, Reply, first_connected, network_reason, open_client, pinned, read_reply
 PAGE_TYPES = ["text/html", "application/xhtml+xml", "text/plain", "application/pdf"]
 BUSY = (429, 503)  # the site asks us to come back later: asked again after a wait
 
@@ -83,13 +81,6 @@ class Download(BaseModel):
     text: str = ""
 
 
-class _Reply(NamedTuple):
-    status: int
-    headers: httpx.Headers
-    body: bytes | None  # None: not read (a redirect, an error status, 304)
-    skipped: str = ""  # why the body was not taken (type, size)
-
-
 class _Stop(Exception):
     """A page's end before its text: `status` and the one-line `reason`."""
 
@@ -97,22 +88,6 @@ class _Stop(Exception):
         super().__init__(reason)
         self.status = status
         self.reason = reason
-
-
-def _no_cookies() -> http.cookiejar.CookieJar:
-    return http.cookiejar.CookieJar(policy=http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
-
-
-def _pinned(url: str, address: str) -> tuple[str, dict[str, str], dict[str, str]]:
-    """`url` sent to `address` (checked already) with its own Host and, for https, its TLS name."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    literal = f"[{address}]" if ":" in address else address
-    netloc = f"{literal}:{parts.port}" if parts.port else literal
-    pinned = urlunsplit((parts.scheme, netloc, parts.path or "/", parts.query, ""))
-    host_header = parts.netloc.rsplit("@", 1)[-1]
-    extensions = {"sni_hostname": host} if parts.scheme.lower() == "https" else {}
-    return pinned, {"Host": host_header}, extensions
 
 
 def without_fragment(url: str) -> str:
@@ -136,14 +111,8 @@ class Downloader:
 
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
-            # no redirects (each hop is checked here), no proxies from the environment (the guard
-            # checks where the request goes), no cookies kept
-            verify = ssl.create_default_context(cafile=self.settings.ca_file) if self.settings.ca_file else True
-            self._client = httpx.AsyncClient(follow_redirects=False, trust_env=False, cookies=_no_cookies(),
-                                             verify=verify,
-                                             timeout=self.settings.timeout_s,
-                                             headers={"User-Agent": self.settings.user_agent,
-                                                      "Accept": ", ".join(self.settings.content_types)})
+            s = self.settings
+            self._client = open_client(s.user_agent, s.content_types, s.timeout_s, s.ca_file)
         return self._client
 
     async def aclose(self) -> None:
@@ -152,7 +121,7 @@ class Downloader:
             self._client = None
 
     async def _request(self, url: str, headers: dict[str, str], types: list[str], max_bytes: int,
-                       addresses: list[str] | None = None) -> _Reply:
+                       addresses: list[str] | None = None) -> Reply:
         """One GET: checked (unless `addresses` were checked already), gated, timed; the body read only
         for a 2xx of an allowed type, up to the cap.
         Raises BlockedURL, socket.gaierror, GateBusy, TimeoutError, httpx.HTTPError."""
@@ -165,37 +134,18 @@ class Downloader:
         client = self.client()
         requests = []
         for address in addresses[:MAX_ADDRESSES]:
-            target, host, extensions = _pinned(url, address)
+            target, host, extensions = pinned(url, address)
             requests.append(client.build_request("GET", target, headers={**headers, **host}, extensions=extensions))
         await self.gate.acquire(domain, wait_s=self.settings.max_wait_s)
         try:
             async with asyncio.timeout(self.settings.timeout_s):
-                response = await _first_connected(client, requests)
+                response = await first_connected(client, requests)
                 try:
-                    return await self._read(response, types, max_bytes)
+                    return await read_reply(response, types, max_bytes)
                 finally:
                     await response.aclose()
         finally:
             await self.gate.release(domain)
-
-    async def _read(self, response: httpx.Response, types: list[str], max_bytes: int) -> _Reply:
-        if not 200 <= response.status_code < 300:
-            return _Reply(response.status_code, response.headers, None)
-        kind = media_type(response.headers.get("content-type", ""))
-        if types and kind not in types:
-            return _Reply(response.status_code, response.headers, None,
-                          f"content type {kind or '(none)'} is not fetched (allowed: {', '.join(types)})")
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > max_bytes:
-            return _Reply(response.status_code, response.headers, None,
-                          f"{_size(int(declared))} is over the {_size(max_bytes)} cap (Content-Length)")
-        body = bytearray()
-        async for chunk in response.aiter_bytes():
-            body.extend(chunk)
-            if len(body) > max_bytes:  # stop here: the rest is never read
-                return _Reply(response.status_code, response.headers, None,
-                              f"over the {_size(max_bytes)} cap (stopped reading at {_size(len(body))})")
-        return _Reply(response.status_code, response.headers, bytes(body))
 
     async def _robots_file(self, robots_url: str) -> RobotsFile:
         """The site's robots.txt: read here, or by whichever fetcher sharing `shared_robots` asked first."""
@@ -232,7 +182,7 @@ class Downloader:
         except TimeoutError:
             return RobotsFile(None, b"", f"no answer within {self.settings.timeout_s:g} s")
         except (httpx.HTTPError, OSError) as exc:
-            return RobotsFile(None, b"", _network_reason(exc))
+            return RobotsFile(None, b"", network_reason(exc))
 
     async def download(self, url: str, validators: Validators | None = None) -> Download:
         """Fetch and extract `url` (fragment dropped). `validators`: send a conditional request."""
@@ -280,7 +230,7 @@ class Downloader:
         return Download(url=url, status="fetched", final_url=current, content_type=media_type(content_type),
                         etag=etag, last_modified=modified, title=page.title, text=page.text)
 
-    async def _answered(self, url: str, conditional: dict[str, str]) -> tuple[_Reply, int]:
+    async def _answered(self, url: str, conditional: dict[str, str]) -> tuple[Reply, int]:
         """`_hop`, asked again while the site answers 429 or 503 and retries are left; the last reply
         and how many requests it took."""
         for retry in range(self.retry.max_retries + 1):
@@ -290,7 +240,7 @@ class Downloader:
             await self.retry.wait(retry, retry_after_seconds(reply.headers))
         raise AssertionError("unreachable")
 
-    async def _hop(self, url: str, conditional: dict[str, str]) -> _Reply:
+    async def _hop(self, url: str, conditional: dict[str, str]) -> Reply:
         """One request of a page's chain, its failures as `_Stop`."""
         host = urlsplit(url).netloc
         try:
@@ -311,24 +261,4 @@ class Downloader:
             raise _Stop("failed", f"timed out: no complete answer from {host} within "
                                   f"{self.settings.timeout_s:g} s") from None
         except (httpx.HTTPError, OSError) as exc:
-            raise _Stop("failed", _network_reason(exc)) from None
-
-
-async def _first_connected(client: httpx.AsyncClient, requests: list[httpx.Request]) -> httpx.Response:
-    """The response of the first address that takes the connection (a host's IPv6 address may be
-    unreachable from here while its IPv4 one answers); nothing was sent to the ones that refused."""
-    for request in requests[:-1]:
-        try:
-            return await client.send(request, stream=True)
-        except httpx.ConnectError:
-            continue
-    return await client.send(requests[-1], stream=True)
-
-
-def _network_reason(exc: BaseException) -> str:
-    detail = " ".join(str(exc).split())[:160]
-    return f"could not fetch ({type(exc).__name__}{': ' + detail if detail else ''})"
-
-
-def _size(n: int) -> str:
-    return f"{n / 1_000_000:.1f} MB" if n >= 100_000 else f"{n} bytes"
+            raise _Stop("failed", network_reason(exc)) from None

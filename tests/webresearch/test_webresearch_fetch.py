@@ -198,7 +198,7 @@ def test_the_next_address_is_tried_when_one_refuses_the_connection(site):
 
     import httpx
 
-    from agents.web.download import _first_connected
+    from agents.web.wire import first_connected
 
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
@@ -208,7 +208,7 @@ def test_the_next_address_is_tried_when_one_refuses_the_connection(site):
         async with httpx.AsyncClient() as client:
             requests = [client.build_request("GET", f"http://127.0.0.1:{dead}/a.html"),
                         client.build_request("GET", site.url("/a.html"))]
-            response = await _first_connected(client, requests)
+            response = await first_connected(client, requests)
             await response.aclose()
             return response.status_code
 
