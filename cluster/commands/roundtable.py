@@ -16,6 +16,7 @@ from cluster.commands.common import add_store_arguments, collection_name, count,
     store_settings
 
 MAX_TURNS = 200
+USER_EVERY = 3  # --observe: the simulated user speaks after this many turns without the user
 COMMANDS = "Enter: let it go on; a message: steer it; /map: the mind map; /report: write the report; /quit"
 
 
@@ -43,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--observe", action="store_true",
                    help="nobody at the keyboard: the roundtable goes on by itself, a simulated user steering "
                         "now and then")
-    p.add_argument("--user-every", type=count(0, MAX_TURNS), default=3, metavar="M",
+    p.add_argument("--user-every", type=count(0, MAX_TURNS), metavar="M",
                    help="with --observe: the simulated user speaks after every M turns without the user, asking "
                         "about the mind map's least-covered concept or a passage just cited (default 3; 0: never)")
     p.add_argument("--report", action="store_true", help="write report.md from the mind map at the end")
@@ -71,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("no topic: give TOPIC (with -c NAME or --source web), or --resume SESSION")
     if args.observe and args.turns is None:
         raise UsageError("--observe runs a fixed number of turns: add --turns N")
+    if args.user_every is not None and not args.observe:
+        raise UsageError("--user-every M sets when the simulated user of --observe speaks; at the keyboard you do")
     return run_async(_run(args))
 
 
@@ -112,7 +115,7 @@ async def _run(args: argparse.Namespace) -> int:
             info(f"session {table.session.id}; experts: {', '.join(p.name for p in table.session.experts)}")
         if args.observe:
             for _ in range(args.turns):
-                await table.observe(args.user_every)
+                await table.observe(USER_EVERY if args.user_every is None else args.user_every)
         else:
             await _converse(table, args.turns)
         if args.report:

@@ -165,6 +165,9 @@ def test_a_damaged_session_is_one_line(settings, tmp_path, capsys):
                  str(settings.data_dir)]) != 0
     err = capsys.readouterr().err
     assert err.strip().count("\n") == 0 and "session.json" in err and "not valid JSON" in err
+    # (and the simulated user's cadence without --observe, where a person types, is refused, not ignored)
+    assert main(["roundtable", TOPIC, "-c", "example", "--user-every", "2", "--data-dir", str(settings.data_dir)]) != 0
+    assert "--observe" in capsys.readouterr().err
 
 
 def _cli(settings, *args: str, stdin: str = "") -> subprocess.CompletedProcess:
