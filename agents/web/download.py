@@ -175,7 +175,7 @@ class Downloader:
                     continue
                 if reply.skipped:  # over 2 MB: not a robots.txt; read as none
                     return RobotsFile(404, b"")
-                return RobotsFile(reply.status, reply.body or b"")
+                return RobotsFile(reply.status, (reply.body or b"")[:MAX_ROBOTS_BYTES])  # the rest is never read
             return RobotsFile(None, b"", f"more than {self.settings.max_redirects} redirects")
         except BlockedURL as exc:
             return RobotsFile(None, b"", str(exc))

@@ -128,15 +128,21 @@ class RobotsBoard:
     """robots.txt answers shared by the fetchers of one pool, hosted where all of them reach it (the
     cluster's gate actor). `claim(key)` gives the answer when there is one; otherwise the caller is
     to read the file and `post` it (None: it got no answer, the next caller reads it). Others asking
-    meanwhile wait for that post, or `claim_s` at most (the reader may have died), then read it."""
+    meanwhile wait for that post, or `claim_s` at most (the reader may have died), then read it.
 
-    def __init__(self) -> None:
-        self._answers: dict[str, RobotsFile] = {}
+    An answer is kept until its pool `forget`s it, and never longer than `max_age_s` (RFC 9309: a
+    cached robots.txt is not used for more than a day), so a pool that never ends costs no memory
+    for good."""
+
+    def __init__(self, max_age_s: float = 86_400.0) -> None:
+        self.max_age_s = max_age_s
+        self._answers: dict[str, tuple[RobotsFile, float]] = {}  # key -> the answer, when (monotonic) posted
         self._claimed: dict[str, float] = {}  # key -> when (monotonic) a reader took it
         self._changed = asyncio.Condition()
 
     async def claim(self, key: str, claim_s: float) -> RobotsFile | None:
         async with self._changed:
+            self._drop_old()
             while key not in self._answers:
                 now = time.monotonic()
                 taken = self._claimed.get(key)
@@ -147,14 +153,20 @@ class RobotsBoard:
                     await asyncio.wait_for(self._changed.wait(), taken + claim_s - now)
                 except asyncio.TimeoutError:
                     pass
-            return self._answers[key]
+            return self._answers[key][0]
 
     async def post(self, key: str, answer: RobotsFile | None) -> None:
         async with self._changed:
+            self._drop_old()
             self._claimed.pop(key, None)
             if answer is not None:
-                self._answers[key] = answer
+                self._answers[key] = (answer, time.monotonic())
             self._changed.notify_all()
+
+    def _drop_old(self) -> None:
+        now = time.monotonic()
+        for key in [k for k, (_, posted) in self._answers.items() if now - posted >= self.max_age_s]:
+            del self._answers[key]
 
     def forget(self, prefix: str) -> None:
         """Drop the answers whose key starts with `prefix` (a pool's, when it ends)."""

@@ -54,3 +54,16 @@ def test_a_reader_that_never_posts_is_replaced_after_its_claim_time():
         assert await asyncio.wait_for(board.claim("p http://b/robots.txt", 0.1), 5.0) is None
 
     asyncio.run(run())
+
+
+def test_an_answer_older_than_a_day_is_read_again():
+    async def run() -> None:
+        board = RobotsBoard(max_age_s=0.05)
+        assert await board.claim("p http://c/robots.txt", 5.0) is None
+        await board.post("p http://c/robots.txt", RobotsFile(404, b""))
+        assert await board.claim("p http://c/robots.txt", 5.0) == RobotsFile(404, b"")
+        await asyncio.sleep(0.06)
+        assert await board.claim("p http://c/robots.txt", 5.0) is None
+        assert board._answers == {}  # dropped, not only passed over
+
+    asyncio.run(run())
