@@ -26,18 +26,15 @@ class ClusterTurns:
 async def cluster_turns(args, settings: StoreSettings, collection: str, llm: LLMSettings, source: str = "corpus",
                         web=None) -> AsyncIterator[ClusterTurns]:
     """`web` (`agents.web.research.WebSource`) with `source` web or hybrid: the experts search the web too, its
-    pages kept under the data dir, as `raystorm report --source web --distributed` keeps them."""
+    pages kept under the data dir, as `raystorm report --source web --distributed` keeps them. The roles and
+    the collection are checked by the caller (`cluster.roundtables.turns_on`) before the cluster starts."""
     from agents.lm.extractive import NO_LLM_NOTICE
     from cluster.distributed import research_session
     from cluster.distributed_actors import placement_line
     from cluster.distributed_args import plan_from_args
     from cluster.ray_runtime import RayRuntime
-    from cluster.roundtables import check_collection, check_roundtable_roles
     from cluster.runtime import resolve_address
 
-    check_roundtable_roles(llm)
-    if source != "web":  # a missing one fails here, in one line; the Corpus actor opens it
-        check_collection(settings, collection)
     plan = plan_from_args(args)
     if plan.writer_actors is None:  # a roundtable has no writers: one idle actor, not one per CPU
         plan = plan.model_copy(update={"writer_actors": 1})

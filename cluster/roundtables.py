@@ -116,6 +116,9 @@ async def turns_on(args, settings: StoreSettings, collection: str, llm: LLMSetti
     if wants_distributed(args):
         from cluster.roundtable_cluster import cluster_turns
 
+        check_roundtable_roles(llm)
+        if source != "web":  # a missing one fails here, in one line; the Corpus actor opens it
+            check_collection(settings, collection)
         async with cluster_turns(args, settings, collection, llm, source, web) as turns:
             yield turns
     else:
