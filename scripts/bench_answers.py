@@ -59,6 +59,8 @@ def right_value(answer: str | None, golds: list[str], kind: str) -> bool:
     wanted = [VALUES.parse_value(g) for g in golds]
     if kind != "change":
         return any(VALUES.same_value(w, s) for w in wanted if w for s in stated)
+    if all(w and wanted[0] and VALUES.same_value(w, wanted[0]) for w in wanted) and answer.startswith("unchanged"):
+        return any(VALUES.same_value(wanted[0], s) for s in stated)  # "unchanged: $44 million in both"
     at = -1
     for w in wanted:
         found = [i for i, s in enumerate(stated) if i > at and w and VALUES.same_value(w, s)]
@@ -142,6 +144,9 @@ def run_set(name: str, args) -> list[dict]:
             ingestor.store.close()
         asyncio.run(answer_all(settings, collection, todo, out, args.concurrency))
         done = {r["id"]: r for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
+    for r in done.values():  # scored again by this checkout's rules, whatever scored it when it was written
+        if r["kind"] != "multihop":
+            r["right"] = right_value(r["answer"], r["golds"], r["kind"])
     return [done[q["id"]] for q in questions if q["id"] in done]
 
 

@@ -7,7 +7,9 @@ votes: how many hops said it, how many passages state it, whether the
 concluding hop said it, whether the strategy's own short span was it, how close
 it sits to the question's words, whether an earlier hop already searched for it
 (a bridge, rarely the answer), how directly its sentence states the relation the
-question's last step asks ("married X" for a spouse, `relation`), and whether it
+question's last step asks ("married X" for a spouse, `relation`), for a value how
+much of the question's provision its own clause, table row and headings name and
+whether they state a qualifier the question rules out (`provision`), and whether it
 is only ever another name of something the question names (then it is dropped).
 A composed question's candidates carry each feature twice, so that it is weighed
 apart from a one-step question's.
@@ -345,7 +347,9 @@ def _entities(nlp: TextToolkit, sentence: str, kinds, asked: set[str], answer_ty
         slot = float(bool(before) and before.group(1).lower() in slots)
         alias = float(e.kind == "name" and is_alias(nlp, sentence[:e.start], asked))
         rel = anchored(marked, e.start, e.end, relation, skip) if relation else 0.0
-        yield (e.text, evidence.closeness(words, e.start, e.end, asked), slot, rel, alias,
+        row = provision.row_span(sentence, e.start, e.end)  # a table row's words, not the next row's
+        near = [w for w in words if row[0] <= w[0] and w[1] <= row[1]] if row else words
+        yield (e.text, evidence.closeness(near, e.start, e.end, asked), slot, rel, alias,
                provision.clause(sentence, e.start, e.end))
 
 

@@ -25,7 +25,8 @@ from agents.answer.analysis import QuestionAnalysis
 from agents.lm.nlp import TextToolkit
 from agents.multihop import evidence
 
-# Words of a question that say how or when it asks, not what: they name no provision.
+# Words of a question that say how or when it asks, not what: they name no provision. ("amount" and "number" are
+# not among them: "an accepted amount" names one.)
 _ASKING = ("edition editions current currently now today force stands stand effective under according set sets "
            "much many long soon far what which how must may does do did will would insurer company value "
            "state states stated give given say says apply applies")
@@ -38,8 +39,9 @@ _QUALIFIERS: tuple[dict[str, re.Pattern], ...] = tuple(
         {"business": r"\b(?:business|working) days?\b", "calendar": r"\bcalendar days?\b"},
         {"maximum": r"\b(?:maximum|at most|up to|no more than|not (?:to )?exceed\w*|ceiling|cap)\b",
          "minimum": r"\b(?:minimum|at least|no (?:less|fewer) than|not (?:less|fewer) than|floor)\b"},
-        {"claim": r"\bper claim\b", "occurrence": r"\bper (?:occurrence|loss|event)\b", "item": r"\bper (?:item|article)\b",
-         "person": r"\bper person\b", "year": r"\b(?:per (?:year|annum)|annual aggregate|in any one year)\b"},
+        {"claim": r"\bper claim\b", "occurrence": r"\bper (?:occurrence|loss|event)\b",
+         "item": r"\bper (?:item|article)\b", "person": r"\bper person\b",
+         "year": r"\b(?:per (?:year|annum)|annual aggregate|in any one year)\b"},
     ))
 # A list item's start: "- ", "3. ", "(b) ", "(iii) ", "(2) In general" (not a wrapped line's "(15) business days").
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]\s|\d{1,2}[.)]\s|\([a-z]{1,4}\)\s|\([A-Z0-9]{1,2}\)\s+[A-Z*])")
@@ -69,13 +71,22 @@ def clause(sentence: str, start: int, end: int) -> Clause:
     (a wrapped paragraph's line breaks cut nothing), and within that its coordinated part ("... has five (5)
     business days to ask for a review, and the Authority must decide within twenty (20) business days": the
     review is asked within five, decided within twenty)."""
-    line_start = sentence.rfind("\n", 0, start) + 1
-    line_end = sentence.find("\n", end)
-    line = sentence[line_start: len(sentence) if line_end < 0 else line_end]
-    if "|" in line or _LIST_ITEM.match(flat(line)):
+    row = row_span(sentence, start, end)
+    if row:
+        line = sentence[row[0]: row[1]]
         return Clause(flat(line), flat(line))
     text = sentence[_cut(sentence, r";\s+", start, end)]
     return Clause(flat(text), flat(sentence[_cut(sentence, _COORDINATED, start, end)]))
+
+
+def row_span(sentence: str, start: int, end: int) -> tuple[int, int] | None:
+    """(start, end) of the table row or list item holding the value at [start, end), None when it sits in a
+    running sentence: words beyond a row's edge belong to another row's provision."""
+    line_start = sentence.rfind("\n", 0, start) + 1
+    line_end = sentence.find("\n", end)
+    line_end = len(sentence) if line_end < 0 else line_end
+    line = sentence[line_start: line_end]
+    return (line_start, line_end) if "|" in line or _LIST_ITEM.match(flat(line)) else None
 
 
 def _cut(text: str, separator: str, start: int, end: int) -> slice:
@@ -90,15 +101,31 @@ def flat(text: str) -> str:
 
 
 def provision_fit(nlp: TextToolkit, wanted: set[str], local: Clause, section: str) -> float:
-    """The share of the provision's words that the value's clause or its heading path says: a word said
-    between the commas around the value (or in its headings) counts whole, one said elsewhere in its clause
-    half."""
+    """The share of the provision's words that the value's clause or its heading path says: a word said in
+    the value's coordinated part (or in its headings) counts whole, one said elsewhere in its clause half.
+    Words are compared by stem and by root ("payment" is said by "Paying an accepted claim")."""
     if not wanted:
         return 0.0
-    near = evidence.terms(nlp, f"{section} {local.near}")
-    have = evidence.terms(nlp, local.text)
-    return sum(1.0 if evidence.related(t, near) else 0.5 if evidence.related(t, have) else 0.0
-               for t in wanted) / len(wanted)
+    near = _with_roots(evidence.terms(nlp, f"{section} {local.near}"))
+    have = _with_roots(evidence.terms(nlp, local.text))
+
+    def said(t: str, terms: set[str]) -> bool:
+        return evidence.related(t, terms) or _root(t) in terms
+
+    return sum(1.0 if said(t, near) else 0.5 if said(t, have) else 0.0 for t in wanted) / len(wanted)
+
+
+_SUFFIX = re.compile(r"(?:ment|ments|ing|ion|ions|ance|ence|al)$")
+
+
+def _root(stem: str) -> str:
+    """A stem less a derivational ending, when three letters or more are left ("payment", "paying" -> "pay")."""
+    root = _SUFFIX.sub("", stem)
+    return root if len(root) >= 3 else stem
+
+
+def _with_roots(terms: set[str]) -> set[str]:
+    return terms | {_root(t) for t in terms}
 
 
 def clashes(question: str, local: Clause, value_text: str) -> bool:

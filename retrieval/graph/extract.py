@@ -6,7 +6,10 @@
   "Replaces: …", "Amends: …", "Applies to: …", "> SUPERSEDED by …";
 - reference text: a sentence whose subject is the document or one of its rules ("This rule replaces the
   waiting period stated in Bulletin 2021-04", "Form FR-12 … replaced form FR-10") states a
-  `supersedes`; any other mention of a bulletin number, form code or URL is a `refers_to`.
+  `supersedes`; one in which it marks itself as no longer holding ("This edition is superseded by Bulletin
+  2024-02", "Superseded — see Bulletin 2024-02", "This form is no longer in use; replaced by the 2019
+  edition") states one from the newer document (or edition) to it; any other mention of a bulletin number,
+  form code or URL is a `refers_to`.
 What a document says about two *other* documents ("Bulletin 2022-11 supersedes …" in a timeline) is a
 `refers_to` from it to each, never a `supersedes` between them: only a document speaks for itself.
 """
@@ -23,10 +26,11 @@ from retrieval.graph.header import header_fields
 from retrieval.graph.model import (
     DocumentRecord,
     PassageRecord,
+    Reference,
     SectionRecord,
     StatedEdge,
 )
-from retrieval.graph.references import own_keys, parse_date, references_in
+from retrieval.graph.references import EDITION_KEY, edition_hint, own_keys, parse_date, references_in
 
 _LABELS = {"supersedes": "supersedes", "replaces": "supersedes", "superseded by": "superseded_by",
            "amends": "amends", "applies to": "attaches_to", "attaches to": "attaches_to",
@@ -40,6 +44,16 @@ _SELF_VERB = re.compile(r"\b(replaces|supersedes|amends|replaced|superseded|amen
 _SELF_SUBJECT = re.compile(r"^(?:this|the present) (?:rule|bulletin|section|endorsement|memo|form|edition|"
                            r"document|notice|part|policy)\b|^(?:it|this)\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z*\"“(])")
+# A document (or a section) saying of itself that it no longer holds: "This edition is superseded by Bulletin
+# 2024-02", "Superseded — see Bulletin 2024-02", "This form is no longer in use; replaced by the 2019 edition",
+# "Withdrawn.": the newer document named after the mark supersedes this one (or amends it: "was amended by").
+_MARKED = re.compile(r"\b(?:is|are|was|were|has been|have been|had been)\s+(?:now\s+)?(?:hereby\s+)?"
+                     r"(superseded|replaced|withdrawn|rescinded|repealed|amended)\b|\b(no longer) (?:in (?:use|force|"
+                     r"effect)|applies|valid)\b", re.IGNORECASE)
+_MARK_FIRST = re.compile(r"^\W*(superseded|withdrawn|rescinded|replaced|obsolete)\b", re.IGNORECASE)
+# the newer edition a mark names without a number: "replaced by the 2019 edition", "see edition 03/21"
+_EDITION_NAMED = re.compile(r"\b(?:(?:19|20)\d{2}(?:-\d{2})?|\d{1,2}/\d{2,4}|[A-Z][a-z]+ (?:19|20)\d{2})\s+edition\b|"
+                            r"\bedition\s+(?:of\s+)?(?:(?:19|20)\d{2}(?:-\d{2})?|\d{1,2}/\d{2,4})")
 
 
 def node_id(doc: Document) -> str:
@@ -183,7 +197,14 @@ def _line_edges(line: str, n: int, me: str, source: str, in_header: bool, record
     edges: list[StatedEdge] = []
     for sentence in _SENTENCE.split(line):
         named = [r.key for r in references_in(sentence)]
+        marked = _self_marked(sentence, n, source, own, context)
+        if marked:
+            edges += marked
+            context.extend(named)
+            continue
         refs = [r for r in references_in(sentence) if r.key not in own]
+        if not refs:
+            edges += _edition_replaced(sentence, n, source, own, context)
         if refs:
             verb = _SELF_VERB.search(sentence)
             about_me = verb is not None and (_speaks_of_itself(sentence.strip(" *"), own, context)
@@ -196,6 +217,44 @@ def _line_edges(line: str, n: int, me: str, source: str, in_header: bool, record
                                         line_start=n, line_end=n, quote=_trim(sentence)))
         context.extend(named)
     return edges
+
+
+def _self_marked(sentence: str, n: int, source: str, own: set[str], context: list[str]) -> list[StatedEdge]:
+    """The edges of a sentence in which the document (or its section) marks itself as no longer holding,
+    each from the newer document it names (or from another edition of its own family: "the 2019 edition", or
+    the next one when it names none); nothing when the sentence is no such mark."""
+    text = sentence.strip(" *>")
+    mark = _MARK_FIRST.match(text) or _MARKED.search(text)
+    if mark is None:
+        return []
+    first = mark.re is _MARK_FIRST
+    if not first and not (_speaks_of_itself(text, own, context) or _names_me(text[: mark.start()], own)):
+        return []
+    verb = (mark.group(1) or "").lower()
+    kind = "amends" if verb == "amended" else "supersedes"
+    after = text[mark.end():]
+    refs = [r for r in references_in(after) if r.key not in own]
+    if not refs and kind == "supersedes":  # no number: an edition of its own family, or the one after it
+        named = _EDITION_NAMED.search(after)
+        hint = edition_hint(named.group(0)) if named else None
+        refs = [Reference(text=named.group(0) if named else "a later edition", key=f"{EDITION_KEY}{hint or ''}")]
+    return [StatedEdge(type=kind, source=source, target=r, via="reference text", line_start=n, line_end=n,
+                       quote=_trim(sentence), reverse=True) for r in refs]
+
+
+def _edition_replaced(sentence: str, n: int, source: str, own: set[str], context: list[str]) -> list[StatedEdge]:
+    """"This edition replaces the 09/18 edition": a `supersedes` to that edition of the document's own family."""
+    verb = _SELF_VERB.search(sentence)
+    if verb is None or verb.group(1) not in ("replaces", "supersedes") or not _speaks_of_itself(
+            sentence.strip(" *"), own, context):
+        return []
+    named = _EDITION_NAMED.search(sentence, verb.end())
+    hint = edition_hint(named.group(0)) if named else None
+    if not hint:
+        return []
+    target = Reference(text=named.group(0), key=EDITION_KEY + hint)
+    return [StatedEdge(type="supersedes", source=source, target=target, via="reference text", line_start=n,
+                       line_end=n, quote=_trim(sentence))]
 
 
 def _speaks_of_itself(sentence: str, own: set[str], context: list[str]) -> bool:

@@ -27,6 +27,7 @@ _MONTHS = {m: i for i, m in enumerate(
      "november", "december"], start=1)}
 _DATE = re.compile(r"\b(" + "|".join(m.title() for m in _MONTHS) + r")\s+(\d{1,2}),\s*(\d{4})\b")
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+EDITION_KEY = "EDITION:"  # a reference's key naming another edition of the stating document's own family
 
 
 def key_of(match: re.Match) -> tuple[str, str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from datetime import date
 from itertools import pairwise
 
 from retrieval.graph.model import (
@@ -21,6 +22,7 @@ from retrieval.graph.model import (
     StatedEdge,
 )
 from retrieval.graph.references import (
+    EDITION_KEY,
     date_phrase,
     edition_hint,
     section_matches,
@@ -110,7 +112,8 @@ class EvidenceGraph:
 
     def _resolve(self, r: DocumentRecord, stated: StatedEdge) -> list[Edge]:
         out = []
-        for target in self._targets(stated.target):
+        edition = stated.target.key.startswith(EDITION_KEY)
+        for target in self._edition_of(r, stated.target) if edition else self._targets(stated.target):
             external = target.startswith("ref:")
             if external and stated.type not in _TYPED:
                 continue  # a filing number or an unknown code: nothing to point at
@@ -124,6 +127,26 @@ class EvidenceGraph:
                             line_start=stated.line_start, line_end=stated.line_end, quote=stated.quote,
                             effective=date_phrase(newer.effective if newer else None), part=stated.part))
         return out
+
+    def _edition_of(self, r: DocumentRecord, ref: Reference) -> list[str]:
+        """The edition of `r`'s own family a self-mark names ("replaced by the 2019 edition": the member whose
+        edition, label or effective date says 2019), or, when it names none, the next edition after `r`."""
+        family = (r.family or "").strip().lower() or None
+        mine = title_family(r.title)
+        members = [m for m in self.records if m.node_id != r.node_id and (
+            (family and (m.family or "").strip().lower() == family) or (not family and mine
+                                                                      and title_family(m.title) == mine))]
+        hint = ref.key[len(EDITION_KEY):]
+
+        def order(m: DocumentRecord) -> tuple:
+            return m.effective_date or date.min, _edition_key(m.edition or edition_hint(m.title))
+
+        if hint:
+            found = [m for m in members if any(x == hint or x.startswith(f"{hint}-") for x in (
+                m.edition, edition_hint(m.title), m.effective_date and m.effective_date.isoformat()) if x)]
+        else:
+            found = sorted((m for m in members if order(m) > order(r)), key=order)
+        return [found[0].node_id] if found else [f"ref:{ref.text}"]
 
     def _edition_order(self) -> list[Edge]:
         """Documents of one family, ordered by effective date then edition: a front matter `family:`, or

@@ -81,6 +81,19 @@ def test_a_change_between_two_editions_gives_both_values_in_order(home, capsys):
     assert [v.number for v in values_in(out["short_answer"]) if v.kind == "percent"][:2] == [2, 5], out["short_answer"]
 
 
+def test_a_change_between_two_bulletins_finds_the_provision_in_each(home, capsys):
+    # the later bulletin supersedes paragraphs 5 and 6 of the first; the first's background section tells of
+    # "the two years before this bulletin", the later one's of "three years under" the first
+    out = _ask(home, "How did the payment deadline for accepted claims change between Bulletin B-2016-04 and "
+                     "Bulletin B-2019-11?", capsys)
+    assert not out["abstained"], out
+    said = [v for v in values_in(out["short_answer"]) if v.kind == "duration"][:2]
+    assert len(said) == 2 and same_value(said[0], parse_value("15 days")) and same_value(said[1], parse_value(
+        "10 days")), out
+    assert [Path(c["source"]).stem for c in out["answer_support"]] == ["vessland-bulletin-b-2016-04",
+                                                                        "vessland-bulletin-b-2019-11"], out
+
+
 def test_a_document_the_collection_lacks_is_named_as_missing(home, capsys):
     out = _ask(home, "Under Bulletin B-2030-01, within how many business days must an insurer pay an accepted "
                      "amount?", capsys)

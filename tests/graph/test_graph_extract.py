@@ -59,3 +59,38 @@ def test_editions_of_one_title_are_ordered_by_date_or_edition(tmp_path):
              if e.via == "edition order"}
     assert order == {("/m23.md", "/m21.md"), ("/f12.md", "/f10.md")}  # two undated FAQs: no order to trust
     assert graph.status(str(tmp_path / "f10.md")).state == "superseded"
+
+
+def test_a_document_that_marks_itself_superseded_is_read_as_superseded(tmp_path):
+    # three ways a document says it no longer holds, none in a header field or a separate bulletin
+    graph = _graph(tmp_path, {
+        "dock-2019.md": "---\ntitle: Port of Averill Dock Rules (2019 edition)\n---\n# Dock Rules\n\n"
+                        "This form is no longer in use; replaced by the 2023 edition.\n\n"
+                        "## Mooring\n\nA vessel may stay at the visitor pontoon for 48 hours.\n",
+        "dock-2023.md": "---\ntitle: Port of Averill Dock Rules (2023 edition)\n---\n# Dock Rules\n\n"
+                        "## Mooring\n\nA vessel may stay at the visitor pontoon for 72 hours.\n",
+        "dock-2021.md": "---\ntitle: Port of Averill Dock Rules (2021 edition)\n---\n# Dock Rules\n\n"
+                        "## Mooring\n\nA vessel may stay at the visitor pontoon for 60 hours.\n",
+        "notice-1.md": "---\ntitle: Harbour Notice HN-1\n---\n# Harbour Notice HN-1\n\n"
+                       "**Superseded — see Harbour Notice HN-4.**\n\n## Fees\n\nBerthing costs 9 crowns a night.\n",
+        "notice-4.md": "---\ntitle: Harbour Notice HN-4\n---\n# Harbour Notice HN-4\n\n## Fees\n\n"
+                       "Berthing costs 11 crowns a night.\n",
+        "notice-2.md": "---\ntitle: Harbour Notice HN-2\n---\n# Harbour Notice HN-2\n\n## Pilots\n\n"
+                       "This notice was superseded by Harbour Notice HN-4 on 1 May. Pilots board at the buoy.\n",
+        "notice-5.md": "---\ntitle: Harbour Notice HN-5\n---\n# Harbour Notice HN-5\n\n"
+                       "This notice replaces Harbour Notice HN-3. A damaged fender is replaced at the owner's cost.\n",
+    })
+
+    def status(name, hp=()):
+        return graph.status(str(tmp_path / name), list(hp))
+
+    # "replaced by the 2023 edition": that edition, though the 2021 one comes between them
+    assert status("dock-2019.md", ["Dock Rules", "Mooring"]).by == [str(tmp_path / "dock-2023.md")]
+    assert status("notice-1.md", ["Fees"]).by == [str(tmp_path / "notice-4.md")]  # "Superseded — see ..."
+    assert status("notice-2.md", ["Pilots"]).by == [str(tmp_path / "notice-4.md")]  # passive: from HN-4, not to it
+    assert status("notice-4.md", ["Fees"]).state == "current"
+    assert status("dock-2023.md", ["Dock Rules", "Mooring"]).state == "current"
+    # the active voice stays what it was: HN-5 supersedes HN-3, and a fender replaced marks nothing
+    assert status("notice-5.md").state == "current"
+    assert {(e.source, e.target) for e in graph.edges if e.type == "supersedes" and "notice-5" in e.source} == {
+        (str(tmp_path / "notice-5.md"), "ref:HN-3")}
