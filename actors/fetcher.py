@@ -43,9 +43,8 @@ ANSWER_LEAD_S = 0.05  # an actor call's answer takes a few ms; 50 ms covers a bu
 
 
 def lease_s(settings: FetchSettings) -> float:
-    """How long a slot stays taken when its holder never gives it back (its actor died): a slot waits
-    for its start (an interval per slot ahead of it) and its request runs `timeout_s` at most; a few
-    times that."""
+    """How long after its start a slot stays taken when its holder never gives it back (its actor died):
+    its request runs `timeout_s` at most, a holder may wake an interval late or so; a few times that."""
     limits = settings.limits
     return max(60.0, 4 * (settings.timeout_s + limits.max_in_flight * limits.min_interval_s))
 
@@ -73,6 +72,9 @@ class DomainGateActor:
 
     async def set_crawl_delay(self, domain: str, seconds: float) -> None:
         await self._gate.set_crawl_delay(domain, seconds)
+
+    async def defer(self, domain: str, seconds: float) -> None:
+        await self._gate.defer(domain, seconds)
 
     async def robots_claim(self, key: str, claim_s: float) -> RobotsFile | None:
         return await self._robots.claim(key, claim_s)
@@ -130,6 +132,9 @@ class RemoteDomainGate:
 
     async def set_crawl_delay(self, domain: str, seconds: float) -> None:
         await _gate_call(self.handle.set_crawl_delay.remote(domain, seconds), "set_crawl_delay", GATE_CALL_S)
+
+    async def defer(self, domain: str, seconds: float) -> None:
+        await _gate_call(self.handle.defer.remote(domain, seconds), "defer", GATE_CALL_S)
 
 
 class RemoteRobots:

@@ -7,7 +7,8 @@ a time limit, only for an allowed content type and only up to the size cap (a bi
 dropped as soon as it passes the cap, or before reading when its Content-Length says so). A hop
 answered 429 or 503 is asked again, `retries` times at most, after the wait the site asks for
 (Retry-After, up to `retry_max_wait_s`) or the retry policy's backoff, each time through the
-gate. No cookies are kept between requests and nothing in a page is run. A page's end is a
+gate; meanwhile the gate gives no other page of the site a turn within that Retry-After (or the
+first backoff). No cookies are kept between requests and nothing in a page is run. A page's end is a
 `Download` with a status and a reason, never an exception.
 
 `Downloader` runs in the process that fetches (a fetcher actor, or the process itself);
@@ -141,11 +142,19 @@ class Downloader:
             async with asyncio.timeout(self.settings.timeout_s):
                 response = await first_connected(client, requests)
                 try:
-                    return await read_reply(response, types, max_bytes)
+                    reply = await read_reply(response, types, max_bytes)
                 finally:
                     await response.aclose()
+            if reply.status in BUSY:  # before the slot goes back, so no turn given after it starts sooner
+                await self.gate.defer(domain, self._site_wait(reply))
+            return reply
         finally:
             await self.gate.release(domain)
+
+    def _site_wait(self, reply: Reply) -> float:
+        """How long the whole site asked us to stay away: its Retry-After (capped), else the first backoff."""
+        asked = retry_after_seconds(reply.headers)
+        return self.retry.delay(0, asked) if asked is not None else self.retry.base_delay_s
 
     async def _robots_file(self, robots_url: str) -> RobotsFile:
         """The site's robots.txt: read here, or by whichever fetcher sharing `shared_robots` asked first."""

@@ -11,11 +11,13 @@ fetcher that wakes late (its process was busy or paused) would start too close t
 one: it asks for a new time instead (`retime`), a few times at most (`wait_turn`). Start
 times are wall-clock (`time.time()`), shared by the processes of one machine; across hosts,
 clock skew adds to the interval or takes from it. A slot whose holder never releases it
-(its process died) expires after `lease_s`.
+(its process died) expires `lease_s` after its start time.
 
 A site's robots.txt may ask for a `Crawl-delay`: `set_crawl_delay` raises that host's interval to
 it (never lowers it below `DomainLimits.min_interval_s`; at most `MAX_CRAWL_DELAY_S`, so one
-site cannot stall a run). The latest robots.txt read for a host sets it, 0 included.
+site cannot stall a run). The latest robots.txt read for a host sets it, 0 included. A site
+that answers 429 or 503 asks us to wait: `defer` gives no turn that starts sooner (turns given
+already keep theirs, so at most the slots in flight reach the site meanwhile).
 
     gate = LocalDomainGate(DomainLimits(max_in_flight=2, min_interval_s=1.0))
     await gate.acquire("example.org")
@@ -37,7 +39,7 @@ from pydantic import BaseModel, Field
 
 LATE_S = 0.01  # a start this much behind its time may crowd the next one: ask for a new time
 RETIMES = 3  # then go anyway: a process this busy cannot keep time better
-MAX_CRAWL_DELAY_S = 60.0  # a longer Crawl-delay is read as this: a run waits minutes, not hours, per page
+MAX_CRAWL_DELAY_S = 60.0  # a longer Crawl-delay (or `defer`) is read as this: a run waits minutes, not hours
 
 
 class DomainLimits(BaseModel):
@@ -55,6 +57,8 @@ class DomainGate(Protocol):
 
     async def set_crawl_delay(self, domain: str, seconds: float) -> None: ...
 
+    async def defer(self, domain: str, seconds: float) -> None: ...
+
 
 class GateBusy(Exception):
     """No slot for a domain within the wait allowed."""
@@ -62,9 +66,10 @@ class GateBusy(Exception):
 
 class _Domain:
     def __init__(self) -> None:
-        self.leases: deque[float] = deque()  # grant times (monotonic) of the slots held, oldest first
+        self.leases: deque[float] = deque()  # start times (wall clock) of the slots held, oldest first
         self.last_start = 0.0  # wall-clock start time of the latest turn given
         self.crawl_delay_s = 0.0  # what the host's robots.txt asked for (capped)
+        self.not_before = 0.0  # wall-clock time before which no turn starts (the site asked us to wait)
         self.changed = asyncio.Condition()
 
 
@@ -86,12 +91,9 @@ class LocalDomainGate:
         """Seconds between two request starts to `domain`: the limits' interval or its Crawl-delay."""
         return self._interval(self._domain(domain))
 
-    def _lease_s(self, state: _Domain) -> float:
-        # `lease_s` covers a slot's wait for its start at the limits' interval; a Crawl-delay lengthens it
-        return self.lease_s + 4 * self.limits.max_in_flight * state.crawl_delay_s
-
     def _expire(self, state: _Domain) -> None:
-        horizon = time.monotonic() - self._lease_s(state)
+        # counted from the start, so however long a slot waits for it (intervals, Crawl-delay, `defer`)
+        horizon = time.time() - self.lease_s
         while state.leases and state.leases[0] < horizon:
             state.leases.popleft()
 
@@ -111,21 +113,23 @@ class LocalDomainGate:
                 if deadline is not None and now >= deadline:
                     raise GateBusy(f"no free slot at {domain} within {wait_s:g} s")
                 # woken by a release, or when the oldest lease expires, or at the deadline
-                timeout = state.leases[0] + self._lease_s(state) - now
+                timeout = state.leases[0] + self.lease_s - time.time()
                 if deadline is not None:
                     timeout = min(timeout, deadline - now)
                 try:
                     await asyncio.wait_for(state.changed.wait(), max(timeout, 0.001))
                 except asyncio.TimeoutError:
                     pass
-            state.leases.append(time.monotonic())
-            return self._next_start(state, lead_s)
+            start = self._next_start(state, lead_s)
+            state.leases.append(start)
+            return start
 
     def _next_start(self, state: _Domain, lead_s: float) -> float:
         interval = self._interval(state)
         start = time.time()
         if interval > 0:
             start = max(start + lead_s, state.last_start + interval)
+        start = max(start, state.not_before)
         state.last_start = start
         return start
 
@@ -156,6 +160,11 @@ class LocalDomainGate:
         """`domain`'s robots.txt asks for `seconds` between requests (0: asks nothing); capped at
         `MAX_CRAWL_DELAY_S`, and never below the limits' own interval."""
         self._domain(domain).crawl_delay_s = min(max(seconds, 0.0), MAX_CRAWL_DELAY_S)
+
+    async def defer(self, domain: str, seconds: float) -> None:
+        """No turn given from now on starts within `seconds` (capped at `MAX_CRAWL_DELAY_S`)."""
+        state = self._domain(domain)
+        state.not_before = max(state.not_before, time.time() + min(max(seconds, 0.0), MAX_CRAWL_DELAY_S))
 
 
 async def wait_turn(start: float, retime: Callable[[], Awaitable[float]], interval_s: float) -> None:

@@ -171,16 +171,35 @@ def test_one_process_keeps_the_per_domain_limits(site_process, tmp_path):
 
 def test_a_busy_page_is_asked_again_and_one_that_stays_busy_fails_with_its_status(site, tmp_path):
     site.clear()
-    paths = ["/busy/503/1/once", "/busy/429/1/later?after=1", "/busy/503/99/always"]
+    paths = ["/busy/503/1/once", "/busy/429/1/later", "/busy/503/99/always"]
     once, later, always = fetch_all(RETRYING, tmp_path, [site.url(p) for p in paths])
     assert once.status == later.status == "fetched", (once, later)
     assert "The busy page once answered at last" in text_of(once)
     assert (always.status, always.reason) == ("failed", "HTTP 503 (3 tries)")
     assert [len(site.requests(p)) for p in paths] == [2, 2, 3]
-    first, second = site.requests(paths[1])
-    assert second.start - first.start >= 1.0 - JITTER_S  # the Retry-After: 1 the site asked for
     [missing] = fetch_all(RETRYING, tmp_path, [site.url("/missing")])  # other errors are not asked again
     assert missing.reason == "HTTP 404" and len(site.requests("/missing")) == 1
+
+
+def test_a_retry_after_holds_the_page_and_every_other_page_of_the_site(site, tmp_path):
+    site.clear()
+    busy_path = "/busy/503/1/hold?after=1"
+
+    async def run() -> list[FetchOutcome]:
+        fetcher = PageFetcher(RETRYING, SnapshotStore(tmp_path))
+        try:
+            busy = asyncio.ensure_future(fetcher.fetch(site.url(busy_path)))
+            while not any(r.end for r in site.requests(busy_path)):  # its 503 has been sent
+                await asyncio.sleep(0.01)
+            return [await fetcher.fetch(site.url("/b.html")), await busy]
+        finally:
+            await fetcher.aclose()
+
+    assert [o.status for o in asyncio.run(run())] == ["fetched", "fetched"]
+    first_busy, retried = site.requests(busy_path)
+    [other] = site.requests("/b.html")  # asked for after the 503 came
+    assert retried.start >= first_busy.start + 1.0 - JITTER_S  # the site's Retry-After: 1
+    assert other.start >= first_busy.start + 1.0 - JITTER_S
 
 
 def test_a_crawl_delay_in_robots_txt_spaces_every_request_to_the_site(delayed_site, tmp_path):

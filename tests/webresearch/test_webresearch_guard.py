@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -82,5 +83,19 @@ def test_a_crawl_delay_raises_a_domains_interval_never_lowers_it_and_is_capped()
         first = await gate.reserve("c.example")
         second = await gate.reserve("c.example")
         assert second - first >= 0.2  # the turns given are spaced by it
+
+    asyncio.run(run())
+
+
+def test_a_deferred_domain_gives_no_turn_that_starts_sooner():
+    async def run() -> None:
+        gate = LocalDomainGate(DomainLimits(max_in_flight=4, min_interval_s=0))
+        given = await gate.reserve("a.example")  # given before: keeps its time
+        await gate.defer("a.example", 0.3)
+        asked = time.time()
+        assert given < asked and await gate.reserve("a.example") >= asked + 0.3 - 0.01
+        assert await gate.reserve("b.example") <= time.time()  # another domain is not held
+        await gate.defer("c.example", 86_400)
+        assert await gate.reserve("c.example") <= time.time() + MAX_CRAWL_DELAY_S
 
     asyncio.run(run())
