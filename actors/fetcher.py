@@ -37,14 +37,16 @@ from agents.web.robots import RobotsBoard, RobotsFile
 from agents.web.snapshots import SnapshotStore
 from retrieval.errors import RaystormError
 
-GATE_NAME = "raystorm-domain-gate"
+# the gate is detached, so it outlives a code upgrade of the cluster's jobs: its name carries its
+# protocol's version (2: Crawl-delay, defer, the robots board), and a newer pool never gets an older gate
+GATE_NAME = "raystorm-domain-gate-2"
 GATE_CALL_S = 30.0  # a gate call that is not waiting for a slot answers in milliseconds
 ANSWER_LEAD_S = 0.05  # an actor call's answer takes a few ms; 50 ms covers a busy machine's
 
 
 def lease_s(settings: FetchSettings) -> float:
     """How long after its start a slot stays taken when its holder never gives it back (its actor died):
-    its request runs `timeout_s` at most, a holder may wake an interval late or so; a few times that."""
+    its request runs `timeout_s` at most; a few times that, with an interval per slot to spare."""
     limits = settings.limits
     return max(60.0, 4 * (settings.timeout_s + limits.max_in_flight * limits.min_interval_s))
 
