@@ -79,6 +79,10 @@ class WebResearchActor:
     def ready(self) -> str:
         return ray.get_runtime_context().get_node_id()
 
+    def close(self) -> None:
+        """End the fetcher actors and drop their shared robots.txt answers from the cluster's gate."""
+        self.fetchers.kill()
+
 
 def start_web_research(store: StoreSettings, source: WebSource, home: str, corpus: ray.actor.ActorHandle | None,
                        node: str, fetchers: int = 2, slots_per_fetcher: int = 4) -> ray.actor.ActorHandle:

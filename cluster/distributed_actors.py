@@ -174,6 +174,10 @@ class ResearchCluster:
         for pool in (self.writers, self.experts, *self._report_pools()):
             pool.kill()
         if self.web is not None:
-            ray.kill(self.web, no_restart=True)  # and its fetcher actors with it
+            try:  # its fetchers, and their robots.txt answers on the cluster's gate (bounded: a lost actor is killed)
+                ray.get(self.web.close.remote(), timeout=30)
+            except (ray.exceptions.RayError, TimeoutError):
+                pass
+            ray.kill(self.web, no_restart=True)
         self.corpus.kill()
         ray.kill(self.gateway, no_restart=True)
