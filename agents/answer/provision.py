@@ -57,7 +57,8 @@ def provision_terms(nlp: TextToolkit, question: str, analysis: QuestionAnalysis)
     editions it cites and the words any question of its kind says."""
     named = set().union(*(evidence.terms(nlp, e) for e in analysis.entities)) if analysis.entities else set()
     asking = evidence.terms(nlp, _ASKING)
-    return {t for t in evidence.terms(nlp, question) - named - asking if not t.isdigit()}
+    # a term with a digit is a label ("03/21", "2019-10"): the edition asked for, not the provision
+    return {t for t in evidence.terms(nlp, question) - named - asking if not any(c.isdigit() for c in t)}
 
 
 class Clause(NamedTuple):
