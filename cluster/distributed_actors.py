@@ -52,6 +52,9 @@ class ClusterPlan(BaseModel):
     turn_timeout_s: float = Field(600.0, gt=0, description="one writer or expert turn")
     stage_timeout_s: float = Field(1800.0, gt=0, description="one stage call on an expert actor")
     conversation_attempts: int = Field(3, ge=1, description="tries of a conversation whose writer died")
+    restart_wait_s: float = Field(180.0, ge=0, description="how long a conversation keeps waiting, past its "
+                                  "tries, while Ray is still restarting its writers (all of them may have "
+                                  "been on lost nodes)")
     report_agents: int = Field(0, ge=0, description="ReportAgent actors (--writer react; 0: none started)")
     hoppers: int | None = Field(None, ge=1, description="Hopper actors answering the report agents' "
                                 "insight_forge sub-questions (default: as many as report agents, at least 2)")

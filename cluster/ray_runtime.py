@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from actors.calls import ActorUnavailable, call
@@ -84,7 +85,10 @@ class RayRuntime:
         expert_spec = ExpertSpec(topic=topic, search_k=spec.search_k, exclude_urls=spec.exclude_urls)
         turn_s = run.plan.turn_timeout_s
         attempts = run.plan.conversation_attempts
-        for attempt in range(attempts):
+        clock = asyncio.get_running_loop().time
+        patience_until = None  # set by the first loss
+        attempt = 0
+        while True:
             index = (slot + attempt) % len(run.writers)
             actor, label = run.writers.handles[index], run.writers.name(index)
             run.note_writer(topic, persona.name, index, key)
@@ -94,11 +98,16 @@ class RayRuntime:
                                                         run.experts, expert_spec, turn_s),
                                   actor=label, method=PersonaWriter.converse.__name__, stage="conversations",
                                   timeout_s=turn_s * (2 + 2 * spec.turns))
-            except (ActorUnavailable, AgentNotHosted):
+            except (ActorUnavailable, AgentNotHosted) as exc:
                 # the writer's actor died (or died and came back without its agents): a fresh writer
-                # runs the conversation again; expert turns and searches are reissued where they are
-                if attempt + 1 == attempts:
+                # runs the conversation again; expert turns and searches are reissued where they are.
+                # Past the tries, a writer Ray is still restarting is waited for (every writer may
+                # have been on the lost nodes), up to the plan's restart_wait_s.
+                if patience_until is None:
+                    patience_until = clock() + run.plan.restart_wait_s
+                restarting = isinstance(exc, ActorUnavailable) and exc.restarting
+                if attempt + 1 >= attempts and not (restarting and clock() < patience_until):
                     raise
                 note(f"{persona.name}: {label} was lost, starting the conversation again")
-                await ACTOR_RESTART.wait(attempt)  # time for Ray to restart it
-        raise AssertionError("unreachable")
+                await ACTOR_RESTART.wait(min(attempt, ACTOR_RESTART.max_retries))  # time for Ray to restart it
+                attempt += 1
