@@ -62,7 +62,7 @@ _TIME_UNITS = frozenset("second seconds minute minutes hour hours day days week 
 _PHRASE_END = frozenset("of for under in on at to by with from into about as than that which who whom whose where "
                         "when why how is are was were be been do does did has have had can could will would should "
                         "may might must shall the a an his her its their this these those now today currently presently "
-                   "then".split())
+                   "then before after until since prior".split())
 _SKIP = re.compile(r"^(?:(?:is|was|are|were|'s)\s+)?(?:(?:the|a|an)\s+)?(?:(?:kind|type|sort|name|one)\s+of\s+"
                    r"(?:the\s+|a\s+|an\s+)?)?(?:of\s+(?:the\s+)?)?", re.I)
 # Head nouns of the wh-phrase, by the answer they ask for (singular; a plural "s"/"es" is stripped).

@@ -48,8 +48,16 @@ _CURRENT = re.compile(r"\b(current|currently|now|today|in force|in effect|presen
                       r"as it stands|at this time)\b", re.I)
 # "How did X change?" with no edition named: from the superseded value to the one in force
 _HOW_CHANGED = re.compile(r"\W*how\s+(?:did|has|have|was|were)\b.*\bchang(?:e|ed)\b", re.I)
-Kind = Literal["", "current", "named", "change"]
+# "the rule replaced by Bulletin 2022-11", "the edition before the 2019 edition", "the form that edition 3
+# superseded": the document the named one replaced, not the named one
+_PRIOR_BEFORE = re.compile(r"\b(?:(?:replaced|superseded|supplanted|withdrawn|rescinded|repealed|revoked|"
+                           r"amended)\s+by|(?:in force\s+)?(?:before|prior to|preceding))\s+(?:the\s+)?$", re.I)
+_PRIOR_AFTER = re.compile(r"\s+(?:replaced|replaces|superseded|supersedes|withdrew|rescinded|repealed|revoked|"
+                          r"amended|replace|supersede)\b", re.I)
+_PRIOR_SUBJECT = re.compile(r"\b(?:that|which|did|does|had|has)\s+(?:the\s+)?$", re.I)
+Kind = Literal["", "current", "named", "change", "prior"]
 DEPTH = 4  # a view reads this many times k hits to keep k of its edition
+PRIOR_DEPTH = 3  # and this many times deeper for what a named document replaced (ranked last)
 
 
 class EditionAsk(BaseModel):
@@ -64,6 +72,10 @@ def edition_ask(question: str) -> EditionAsk:
     if _CHANGE.search(question) and (labels or _CURRENT.search(question) or _HOW_CHANGED.match(question)
                                      or re.search(r"\beditions?\b", question, re.I)):
         return EditionAsk(kind="change", editions=labels[:2])
+    for m in _NAMED.finditer(question):  # the document the named one replaced
+        head, tail = question[:m.start()], question[m.end():]
+        if _PRIOR_BEFORE.search(head) or (_PRIOR_SUBJECT.search(head) and _PRIOR_AFTER.match(tail)):
+            return EditionAsk(kind="prior", editions=[g for g in m.groups() if g][:1])
     if labels:
         return EditionAsk(kind="named", editions=labels[:1])
     if _CURRENT.search(question):
@@ -89,7 +101,11 @@ def label_keys(label: str) -> list[str]:
 
 def names_edition(label: str, hit: SearchHit) -> int:
     """How specifically the hit's document names the edition: 0 not at all, higher for a more specific key."""
-    where = f"{hit.passage.title} {Path(hit.passage.path or '').stem}"
+    return names_label(label, f"{hit.passage.title} {Path(hit.passage.path or '').stem}")
+
+
+def names_label(label: str, where: str) -> int:
+    """How specifically `where` (a title, a file name) names the edition label: 0 not at all."""
     keys = label_keys(label)
     for n, key in enumerate(keys):
         after = r"(?!\w)" if re.fullmatch(r"\d{4}", key) else r"(?!\w|[-./]\d)"  # "2019" in "2019-10"
@@ -99,10 +115,11 @@ def names_edition(label: str, hit: SearchHit) -> int:
 
 
 class EditionView:
-    """A retriever that keeps one edition's passages: `named` (label), `current` or `superseded`."""
+    """A retriever that keeps one edition's passages: `named` (label), `current`, `superseded`, or `prior`
+    (those the evidence graph marks superseded or amended by the document the label names)."""
 
-    def __init__(self, inner: Retriever, mode: Literal["named", "current", "superseded"], label: str = ""):
-        if mode == "named" and not label:
+    def __init__(self, inner: Retriever, mode: Literal["named", "current", "superseded", "prior"], label: str = ""):
+        if mode in ("named", "prior") and not label:
             raise ValueError("a named edition needs its label")
         self.inner, self.mode, self.label = inner, mode, label
         self.unnamed = False  # a search found no document that names the edition or document asked for
@@ -120,11 +137,26 @@ class EditionView:
             # (the corpus ranks superseded editions last)
             mine = (flt or SearchFilter()).model_copy(update={"doc_ids": docs})
             keep = await self.inner.search(query, k=k, flt=mine)
+        elif self.mode == "prior":
+            # the corpus ranks what was replaced last: read deeper for the documents the named one replaced,
+            # then search those on their own and keep what it replaced (not their sections still in force)
+            deep = await self.inner.search(query, k=k * DEPTH * PRIOR_DEPTH, flt=flt)
+            docs = list(dict.fromkeys(h.passage.doc_id for h in deep if self._replaced(h)))
+            if not docs:
+                self.unnamed = True
+                return []
+            mine = (flt or SearchFilter()).model_copy(update={"doc_ids": docs})
+            keep = [h for h in await self.inner.search(query, k=k * DEPTH, flt=mine) if self._replaced(h)]
         elif self.mode == "current":
             keep = [h for h in hits if not (h.status and h.status.state == "superseded")]
         else:
             keep = [h for h in hits if h.status and h.status.state == "superseded"]
         return [h.model_copy(update={"rank": n}) for n, h in enumerate(keep[:k], start=1)]
+
+    def _replaced(self, hit: SearchHit) -> bool:
+        """The graph marks the hit superseded or amended by the document the label names."""
+        return bool(hit.status and hit.status.state != "current"
+                    and names_label(self.label, " ".join(hit.status.by_titles + hit.status.by)))
 
     def __getattr__(self, name):  # anything else a retriever offers (close, ...) is the inner one's
         return getattr(self.inner, name)
@@ -132,8 +164,8 @@ class EditionView:
 
 def view_for(ask: EditionAsk, retriever: Retriever) -> Retriever:
     """The retriever a one-edition question searches: the named edition's, the one in force, or all."""
-    if ask.kind == "named":
-        return EditionView(retriever, "named", ask.editions[0])
+    if ask.kind in ("named", "prior"):
+        return EditionView(retriever, ask.kind, ask.editions[0])
     if ask.kind == "current":
         return EditionView(retriever, "current")
     return retriever

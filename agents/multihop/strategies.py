@@ -67,8 +67,9 @@ async def ask(question: str, strategy: StrategyChoice, lm: LanguageModel, retrie
     view = view_for(editions, retriever)
     answer = await one(question, view)
     if answer.abstained and getattr(view, "unnamed", False):  # say what is missing, not only that nothing was found
-        answer = answer.model_copy(update={"abstain_reason": f"no document found names '{editions.editions[0]}': "
-                                                             f"is it in the collection? ({answer.abstain_reason})"})
+        missing = (f"no passage found that '{editions.editions[0]}' replaced or amended" if editions.kind == "prior"
+                   else f"no document found names '{editions.editions[0]}': is it in the collection?")
+        answer = answer.model_copy(update={"abstain_reason": f"{missing} ({answer.abstain_reason})"})
     if editions.kind == "current":  # the value it replaced, shown as history
         return await with_history(answer, retriever, lambda view, measure: one(question, view, measure or ""))
     return answer

@@ -42,6 +42,11 @@ def editions_corpus(tmp_path_factory):
     ("How did the limit change from the 2019-10 edition to the 2023-07 edition?", "change", ["2019-10", "2023-07"]),
     ("Between editions 2019-10 and 2023-07, how did the limit change?", "change", ["2019-10", "2023-07"]),
     ("How has the limit changed since edition 2019-10?", "change", ["2019-10"]),
+    ("What waiting period did the rule replaced by Bulletin 2022-11 impose?", "prior", ["2022-11"]),
+    ("Which rule did Bulletin 2022-11 replace?", "prior", ["2022-11"]),
+    ("What limit applied in the edition before the 2023-07 edition?", "prior", ["2023-07"]),
+    ("What is the deductible in Bulletin 2022-11?", "named", ["2022-11"]),
+    ("How many days before the loss did Bulletin 2022-11 require notice?", "named", ["2022-11"]),
     ("Who founded the company in 1990?", "", []),
 ])
 def test_the_question_grammar_names_the_edition_asked(question, kind, editions):

@@ -94,6 +94,23 @@ def test_a_change_between_two_bulletins_finds_the_provision_in_each(home, capsys
                                                                         "vessland-bulletin-b-2019-11"], out
 
 
+@pytest.mark.parametrize("question", [
+    "Within how many business days did the bulletin that Bulletin B-2019-11 replaced require an insurer to pay "
+    "an accepted amount?",
+    "What was the payment deadline for accepted claims before Bulletin B-2019-11?",
+])
+def test_what_a_named_bulletin_replaced_is_answered_from_the_replaced_one(home, capsys, question):
+    # the question names the newer bulletin (10 business days) but asks of the one it superseded
+    out = _ask(home, question, capsys)
+    assert not out["abstained"] and _states(out, "15 days"), out
+    assert {Path(c["source"]).stem for c in out["answer_support"]} == {"vessland-bulletin-b-2016-04"}, out
+
+
+def test_a_bulletin_that_replaced_nothing_says_so(home, capsys):
+    out = _ask(home, "What was the payment deadline for accepted claims before Bulletin B-2016-04?", capsys)
+    assert out["abstained"] and "B-2016-04" in out["abstain_reason"] and "replaced" in out["abstain_reason"], out
+
+
 def test_a_document_the_collection_lacks_is_named_as_missing(home, capsys):
     out = _ask(home, "Under Bulletin B-2030-01, within how many business days must an insurer pay an accepted "
                      "amount?", capsys)
