@@ -1,6 +1,7 @@
 """The report of a roundtable, from its mind map: one section per top-level concept in the tree's order, a
-subsection per concept below it, each written from the snippets the discussion put there; then STORM's
-References and claim sidecar (report.md, report.claims.json), so `raystorm wiki check` reads it as any report."""
+subsection per concept below it, each written from the snippets the discussion put there, the rule in force
+put before any superseded one it gives (`agents.storm.current_facts`); then STORM's References and claim
+sidecar (report.md, report.claims.json), so `raystorm wiki check` reads it as any report."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 from agents.roundtable.mindmap import node_views
 from agents.roundtable.records import MindMapNode, RoundtableSession
-from agents.roundtable.stages import ConceptArgs, write_concept
+from agents.roundtable.stages import ConceptArgs, CurrentArgs, current_first, write_concept
 from agents.storm.article import CitationIndex
 from agents.storm.artifacts import _write, report_markdown
 from agents.storm.records import Article, ArticleSection
@@ -37,7 +38,11 @@ async def mindmap_article(session: RoundtableSession, runtime) -> Article:
             heading = f"{'#' * min(depth + 1, 6)} {node.concept}"
             joined = "\n\n".join(x for x in (sections[-1].text, heading, body) if x)
             sections[-1] = sections[-1].model_copy(update={"text": joined})
-    return Article(topic=session.topic, sections=sections, citations=index.all())
+    article = Article(topic=session.topic, sections=sections, citations=index.all())
+    # a concept that gives a superseded rule gives the rule that replaced it first (as a STORM report does)
+    pool = [s for n, _ in nodes for s in n.snippets] + list(session.unused)
+    return await runtime.stage("roundtable.report", current_first,
+                               CurrentArgs(topic=session.topic, article=article, pool=pool))
 
 
 async def _nothing() -> str:

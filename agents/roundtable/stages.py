@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import Field
 
 from agents.lm.steps import I, LanguageModel, O, Step
+from agents.lm.text.tokens import content_tokens
 from agents.roundtable.records import Utterance
 from agents.roundtable.steps import (MODERATOR_CANDIDATES, AskFromUnused, ChooseExperts, ConceptInput,
                                      ExpertAnswer, ExpertAnswerInput, ExpertQueries, ExpertQueriesInput,
@@ -14,11 +17,12 @@ from agents.roundtable.steps_mindmap import NodeView, PlaceInput, PlaceOutput, P
     SplitInput, SplitOutput
 from agents.roundtable.steps_user import ConceptView, SimulatedUser, UserInput
 from agents.stage import StageArgs, StageContext
+from agents.storm.current_facts import state_current
 from agents.storm.citations import cited_numbers, cut_unfinished, keep_valid
 from agents.storm.persona import find_personas
-from agents.storm.records import Persona
+from agents.storm.records import Article, Persona
 from agents.storm.steps_research import NOTHING_FOUND, NumberedSource
-from retrieval.query import SearchAsk, search_each
+from retrieval.query import Retriever, SearchAsk, search_each
 from retrieval.snippets import Snippet
 
 MAX_QUERIES = 3
@@ -181,3 +185,31 @@ async def write_concept(args: ConceptArgs, ctx: StageContext) -> str:
     out = await ctx.models.run(WriteConcept, ConceptInput(topic=args.topic, path=args.path,
                                                           sources=numbered(args.snippets)))
     return keep_valid(cut_unfinished(out.text.strip()), len(args.snippets)).strip()
+
+
+class CurrentArgs(StageArgs):
+    article: Article
+    pool: list[Snippet] = Field(default_factory=list, description="the session's snippets: the map's and the "
+                                                                   "unused pool's")
+
+
+class SessionSnippets:
+    """What the current-facts pass searches for a superseded rule's replacement: the session's own snippets
+    first (by the words they share with the query), then the collection (or the web) the experts search."""
+
+    def __init__(self, pool: list[Snippet], retriever: Retriever | None):
+        self.pool, self.retriever = pool, retriever
+
+    async def search(self, queries: Sequence[str], k: int) -> list[Snippet]:
+        words = {t for q in queries for t in content_tokens(q)}
+        ranked = sorted(self.pool, key=lambda s: -len(words & set(content_tokens(s.text))))
+        found = ranked[:k]
+        if self.retriever is not None:
+            hits = await search_each(self.retriever, [SearchAsk(query=q, k=k) for q in queries])
+            found += [Snippet.from_passage(h.passage) for group in hits for h in group]
+        return found
+
+
+async def current_first(args: CurrentArgs, ctx: StageContext) -> Article:
+    """The report with the rule in force stated before each superseded one it gives (as a STORM report's)."""
+    return await state_current(args.article, SessionSnippets(args.pool, ctx.retriever))

@@ -135,6 +135,33 @@ def test_the_report_follows_the_tree_and_its_citations_resolve(played):
     assert checked.claims and checked.counts["ok"] == len(checked.claims)
 
 
+def test_a_concept_that_holds_only_a_superseded_rule_reports_the_rule_in_force_first(settings, tmp_path):
+    """The discussion filed only Bulletin 2021-04's 30 days (superseded by Bulletin 2022-11) under a concept: the
+    report states 2022-11's 14 days, cited, before it (as a STORM report does)."""
+    from agents.roundtable.records import MindMapNode
+    from agents.roundtable.report import write_report
+    from agents.wiki.check import check_folder
+    from retrieval.graph.current import is_history
+    from retrieval.snippets import Snippet
+
+    async def go():
+        async with turns_here(settings, "example", LLMSettings()) as turns:
+            hits = await turns.retriever.search("Coverage under the Flood Rider begins 30 days after purchase", k=20)
+            old = next(h.passage for h in hits if "30 days" in h.passage.text and is_history(h.passage.text))
+            concept = MindMapNode(id="n1", concept="Flood rider waiting period", snippets=[Snippet.from_passage(old)])
+            session = RoundtableSession(id="superseded", topic=TOPIC, collection="example",
+                                        mindmap=MindMapNode(id="root", concept=TOPIC, children=[concept]))
+            return await write_report(session, turns.runtime, tmp_path)
+
+    report = asyncio.run(go())
+    body, refs = report.read_text(encoding="utf-8").split("\n## References\n")
+    assert "14 days" in body and body.index("14 days") < body.index("30 days"), body
+    cited = re.search(r"14 days[^\[]*\[(\d+)\]", body).group(1)
+    assert re.search(rf"^\[{cited}\] Bulletin 2022-11", refs, re.MULTILINE), refs
+    checked = check_folder(report.parent)
+    assert checked.claims and checked.counts["ok"] == len(checked.claims)
+
+
 def test_the_session_resumes_in_a_fresh_process_with_the_same_tree(played, settings):
     session, _, _ = played
     folder = session_files(settings).folder(session.id)
