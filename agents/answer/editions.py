@@ -122,7 +122,8 @@ class EditionView:
         if mode in ("named", "prior") and not label:
             raise ValueError("a named edition needs its label")
         self.inner, self.mode, self.label = inner, mode, label
-        self.unnamed = False  # a search found no document that names the edition or document asked for
+        self.missed = False  # a search found no document that names the edition or document asked for
+        self.found = False  # ... and one did
 
     async def search(self, query: str, k: int = 5, flt: SearchFilter | None = None) -> list[SearchHit]:
         hits = await self.inner.search(query, k=k * DEPTH, flt=flt)
@@ -131,8 +132,9 @@ class EditionView:
             best = max((s for s, _ in scored), default=0)
             docs = list(dict.fromkeys(h.passage.doc_id for s, h in scored if s and s == best))
             if not docs:  # "2019-10" over a bare "2019" when some say it
-                self.unnamed = True
+                self.missed = True
                 return []
+            self.found = True
             # the edition's documents searched on their own: its passages are not crowded out by the others'
             # (the corpus ranks superseded editions last)
             mine = (flt or SearchFilter()).model_copy(update={"doc_ids": docs})
@@ -143,8 +145,9 @@ class EditionView:
             deep = await self.inner.search(query, k=k * DEPTH * PRIOR_DEPTH, flt=flt)
             docs = list(dict.fromkeys(h.passage.doc_id for h in deep if self._replaced(h)))
             if not docs:
-                self.unnamed = True
+                self.missed = True
                 return []
+            self.found = True
             mine = (flt or SearchFilter()).model_copy(update={"doc_ids": docs})
             keep = [h for h in await self.inner.search(query, k=k * DEPTH, flt=mine) if self._replaced(h)]
         elif self.mode == "current":
@@ -152,6 +155,12 @@ class EditionView:
         else:
             keep = [h for h in hits if h.status and h.status.state == "superseded"]
         return [h.model_copy(update={"rank": n}) for n, h in enumerate(keep[:k], start=1)]
+
+    @property
+    def unnamed(self) -> bool:
+        """No search found the document or edition asked for (a later hop's search about something else
+        finding none of it does not count)."""
+        return self.missed and not self.found
 
     def _replaced(self, hit: SearchHit) -> bool:
         """The graph marks the hit superseded or amended by the document the label names."""
