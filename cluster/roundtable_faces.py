@@ -1,5 +1,6 @@
 """The roundtable on the web app and the MCP server: HTTP routes and the page (`roundtable_router`), and the MCP
-tools `roundtable_start`, `roundtable_turn`, `roundtable_mindmap`, `roundtable_report` (`add_roundtable_tools`).
+tools `roundtable_start`, `roundtable_turn`, `roundtable_observe`, `roundtable_mindmap`, `roundtable_report`
+(`add_roundtable_tools`).
 Both call the session's `RoundtableHub`, which calls what `raystorm roundtable` calls."""
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ Message = Annotated[str, Field(max_length=MAX_QUESTION, description="what the us
 EventIndex = Annotated[int, Field(ge=0, le=10**6, description="the first event to return")]
 TurnNumber = Annotated[int, Field(ge=1, le=10**5, description="a turn of the discussion")]
 CiteNumber = Annotated[int, Field(ge=1, le=1000, description="a citation [n] of that turn")]
+ObserveTurns = Annotated[int, Field(ge=1, le=50, description="turns to run with nobody typing")]
+UserEvery = Annotated[int, Field(ge=0, le=50, description="the simulated user asks after this many turns without "
+                                                          "the user (0: never)")]
 PointId = Annotated[str, Field(max_length=MAX_NAME, description="a mind-map snippet's id")]
 
 
@@ -27,6 +31,11 @@ class RoundtableRequest(BaseModel):
 
 class TurnRequest(BaseModel):
     message: Message = ""
+
+
+class ObserveRequest(BaseModel):
+    turns: ObserveTurns = 3
+    user_every: UserEvery = 3
 
 
 def roundtable_router(get_session, page):
@@ -56,6 +65,11 @@ def roundtable_router(get_session, page):
         """The user's message (or none: the table goes on); the turns stream in as events."""
         return await hub().turn(session_id, body.message or None, wait=False)
 
+    @router.post("/api/roundtables/{session_id}/observe")
+    async def roundtable_observe(session_id: Name, body: ObserveRequest) -> dict:
+        """Let the table run `turns` turns by itself, a simulated user asking now and then; they stream in."""
+        return await hub().observe(session_id, body.turns, body.user_every, wait=False)
+
     @router.get("/api/roundtables/{session_id}/mindmap")
     async def roundtable_mindmap(session_id: Name) -> dict:
         return hub().mindmap(session_id)
@@ -82,7 +96,7 @@ def roundtable_router(get_session, page):
 
 
 def add_roundtable_tools(mcp, session) -> None:
-    """The four roundtable tools on a FastMCP server of an opened `session`."""
+    """The five roundtable tools on a FastMCP server of an opened `session`."""
 
     @mcp.tool()
     async def roundtable_start(topic: Topic, source: Source = "corpus") -> dict[str, Any]:
@@ -98,6 +112,14 @@ def add_roundtable_tools(mcp, session) -> None:
         for it); without, the table goes on (an expert, or the moderator asking from unused information).
         Returns the turns said, each with its text, [n] citations and their sources (file, lines)."""
         return await hub_of(session).turn(session_id, message or None, wait=True)
+
+    @mcp.tool()
+    async def roundtable_observe(session_id: Name, turns: ObserveTurns = 3, user_every: UserEvery = 3
+                                 ) -> dict[str, Any]:
+        """Let roundtable `session_id` run `turns` turns by itself: experts and the moderator go on, and a
+        simulated user asks about the least-covered concept after every `user_every` turns without a user
+        (0: never). Returns the turns said, as `roundtable_turn` does."""
+        return await hub_of(session).observe(session_id, turns, user_every, wait=True)
 
     @mcp.tool()
     def roundtable_mindmap(session_id: Name) -> dict[str, Any]:

@@ -107,6 +107,19 @@ class RoundtableHub:
         said = live.table.session.utterances[before:] if wait else []
         return {**self.status(session_id), "said": [u.model_dump(mode="json") for u in said]}
 
+    async def observe(self, session_id: str, turns: int, user_every: int = 3, wait: bool = True) -> dict[str, Any]:
+        """`turns` turns with nobody typing (as `raystorm roundtable --observe`): the simulated user asks after
+        every `user_every` turns without the user (0: never); with `wait`, the turns said."""
+        live = self.get(session_id)
+        before = live.table.session.turns
+
+        async def run() -> None:
+            for _ in range(turns):
+                await live.table.observe(user_every)
+        await self._run(live, run, wait)
+        said = live.table.session.utterances[before:] if wait else []
+        return {**self.status(session_id), "said": [u.model_dump(mode="json") for u in said]}
+
     async def _run(self, live: LiveRoundtable, work, wait: bool) -> None:
         async def guarded() -> None:
             async with live.lock:

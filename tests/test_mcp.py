@@ -87,7 +87,7 @@ def test_every_tool_over_stdio(place):
     out = call(place, script)
     assert set(out["tools"]) == {"search", "ask", "graph_locate", "graph_expand", "wiki_page", "claims_check",
                                  "report_start", "report_status", "report_result", "interview", "roundtable_start",
-                                 "roundtable_turn", "roundtable_mindmap", "roundtable_report"}
+                                 "roundtable_turn", "roundtable_observe", "roundtable_mindmap", "roundtable_report"}
     assert set(out["tools"]["search"].inputSchema["properties"]["source"]["enum"]) == {"corpus", "web", "hybrid"}
     assert out["tools"]["search"].inputSchema["properties"]["k"]["type"] == "integer"
     states = {Path(h["path"]).name: h["status"]["state"] for h in out["search"] if h["status"]}

@@ -225,7 +225,7 @@ def test_on_the_cluster_the_turns_are_the_same(played, settings, ray_session, ca
 
 
 def test_the_mcp_tools(played, settings):
-    """roundtable_start / _turn / _mindmap / _report through the MCP SDK's client, on the server `raystorm mcp`
+    """roundtable_start / _turn / _observe / _mindmap / _report through the MCP SDK's client, on the server `raystorm mcp`
     builds (in memory: the protocol without the stdio pipe)."""
     from mcp.shared.memory import create_connected_server_and_client_session
 
@@ -244,6 +244,9 @@ def test_the_mcp_tools(played, settings):
                 started = _result(await client.call_tool("roundtable_start", {"topic": TOPIC}))
                 turn = _result(await client.call_tool("roundtable_turn", {"session_id": started["id"],
                                                                           "message": STEER}))
+                # nobody typing for three turns, the simulated user asking after every two
+                observed = _result(await client.call_tool("roundtable_observe", {"session_id": started["id"],
+                                                                                  "turns": 3, "user_every": 2}))
                 tree = _result(await client.call_tool("roundtable_mindmap", {"session_id": started["id"]}))
                 report = _result(await client.call_tool("roundtable_report", {"session_id": started["id"]}))
                 bad = await client.call_tool("roundtable_turn", {"session_id": "../../etc"})
@@ -252,14 +255,23 @@ def test_the_mcp_tools(played, settings):
             running = list(session._tasks)
         finally:
             await session.close()
-        return names, started, turn, tree, report, bad, running
+        return names, started, turn, observed, tree, report, bad, running
 
-    names, started, turn, tree, report, bad, running = asyncio.run(go())
+    names, started, turn, observed, tree, report, bad, running = asyncio.run(go())
     assert running and all(t.cancelled() for t in running)
-    assert {"roundtable_start", "roundtable_turn", "roundtable_mindmap", "roundtable_report"} <= names
+    assert {"roundtable_start", "roundtable_turn", "roundtable_observe", "roundtable_mindmap",
+            "roundtable_report"} <= names
     assert started["experts"] and started["said"] and all(u["warm_start"] for u in started["said"])
     assert [u["role"] for u in turn["said"]] == ["user", "expert"] and turn["said"][1]["focus"] == STEER
     assert turn["said"][1]["cited"] and turn["turns"] == len(started["said"]) + 2
+    # three turns with nobody typing: the simulated user asks once in them (the user's own message was one
+    # turn back), an expert answers its question; every expert turn cites
+    said = observed["said"]
+    users = [n for n, u in enumerate(said) if u["role"] == "user"]
+    assert observed["turns"] == turn["turns"] + len(said) and len(said) == 4, [u["role"] for u in said]
+    assert len(users) == 1 and said[users[0]]["simulated"], said
+    assert said[users[0] + 1]["role"] == "expert" and said[users[0] + 1]["focus"] == said[users[0]]["text"]
+    assert all(u["cited"] for u in said if u["role"] == "expert")
     assert tree["tree"]["children"] and TOPIC in tree["text"]
     assert report["report"].startswith(f"# {TOPIC}") and "## References" in report["report"]
     assert bad.isError

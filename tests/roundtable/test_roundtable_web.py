@@ -1,5 +1,5 @@
 """The roundtable page of `raystorm web` in Debian's chromium through Playwright: start a roundtable, send a
-message, see the reply stream in and the mind map gain a concept, open a citation's lines.
+message, see the reply stream in and the mind map gain a concept, open a citation's lines, let it run two turns.
 
 The screenshot goes to $RAYSTORM_SCREENSHOTS (default: the test's temp folder); docs/screenshots/roundtable.png
 is this test's, run with RAYSTORM_SCREENSHOTS=docs/screenshots."""
@@ -87,6 +87,13 @@ def test_a_roundtable_in_the_browser(web, tmp_path):
             # and a mind-map snippet opens its own
             page.locator("#mindmap ul.snips a.cite").first.click()
             page.wait_for_selector("#source-body .snippet .line.cited", timeout=15_000)
+            # nobody at the keyboard for two turns: both stream in
+            said = page.locator("#discussion li").count()
+            page.fill("#rt-observe-turns", "2")
+            page.click("#rt-observe")
+            page.wait_for_function("n => document.querySelectorAll('#discussion li').length >= n", arg=said + 2,
+                                   timeout=60_000)
+            page.wait_for_function("document.getElementById('rt-state').textContent === 'ready'", timeout=60_000)
             shots = Path(os.environ.get("RAYSTORM_SCREENSHOTS") or tmp_path)
             shots.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(shots / "roundtable.png"), full_page=True)

@@ -94,6 +94,12 @@ if (rt) {
     await say(message);
   });
   document.getElementById("rt-go-on").addEventListener("click", () => say(""));
+  // nobody at the keyboard for N turns: a simulated user asks now and then (raystorm roundtable --observe)
+  document.getElementById("rt-observe").addEventListener("click", async () => {
+    const turns = Math.max(1, Math.min(50, parseInt(document.getElementById("rt-observe-turns").value, 10) || 5));
+    await api(`${base}/observe`, {method: "POST", headers: {"content-type": "application/json"},
+                                  body: JSON.stringify({turns})});
+  });
   document.getElementById("rt-report").addEventListener("click", async () => {
     const out = document.getElementById("rt-report-body");
     out.hidden = false;
