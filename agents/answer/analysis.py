@@ -71,7 +71,8 @@ for _words, _typed in [
     ("year date month decade century day", ("date", "")),
     ("period duration wait waiting lifespan tenure delay runtime deadline", ("number", "duration")),
     ("deductible limit sublimit fee cost price premium amount payment payout charge fine salary wage budget "
-     "revenue debt payable copay copayment coinsurance reimbursement allowance rent tax toll fare worth", ("number", "amount")),
+     "revenue debt payable copay copayment coinsurance reimbursement allowance rent tax toll fare worth asset capital "
+     "income penalty surcharge deposit", ("number", "amount")),
     ("population capacity attendance enrollment enrolment membership", ("number", "count")),
     ("height length distance weight speed temperature snowfall rainfall precipitation elevation altitude "
      "depth width", ("number", "size")),
