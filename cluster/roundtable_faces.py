@@ -5,10 +5,11 @@ Both call the session's `RoundtableHub`, which calls what `raystorm roundtable` 
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, StreamingResponse
 from pydantic import BaseModel, Field
 
 from cluster.limits import MAX_NAME, MAX_QUESTION, Name, Source, Topic
@@ -59,6 +60,19 @@ def roundtable_router(get_session, page):
     async def roundtable_events(session_id: Name, since: EventIndex = 0) -> dict:
         """Its state and the events (turns said, the mind map as it changed) from index `since` on."""
         return hub().events(session_id, since)
+
+    @router.get("/api/roundtables/{session_id}/stream", responses={200: {"content": {"text/event-stream": {}}}})
+    async def roundtable_stream(session_id: Name, since: EventIndex = 0):
+        """The events of `GET /api/roundtables/{id}` as server-sent events: one `data:` line (that object) at
+        once and each time turns are said, the mind map changes or the state does; a comment line every 15 s."""
+        updates = hub().stream(session_id, since)
+        first = await anext(updates)  # an unknown session fails here, as the events route does, not in the stream
+
+        async def lines():
+            yield f"data: {json.dumps(first)}\n\n"
+            async for got in updates:
+                yield ": alive\n\n" if got is None else f"data: {json.dumps(got)}\n\n"
+        return StreamingResponse(lines(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
     @router.post("/api/roundtables/{session_id}/turn")
     async def roundtable_turn(session_id: Name, body: TurnRequest) -> dict:

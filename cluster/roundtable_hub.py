@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from collections.abc import AsyncIterator
 from typing import Any
 
 from agents.roundtable.engine import Roundtable, TurnEvent
@@ -40,6 +41,7 @@ class LiveRoundtable:
         self.state = "ready"  # running | ready | failed
         self.error: str | None = None
         self.lock = asyncio.Lock()
+        self._changed = asyncio.Event()  # set (and replaced) on every event and change of state
         table.listener = self.hear
         session = table.session  # a session picked up again: its history first, as events
         for said in session.utterances:
@@ -51,6 +53,22 @@ class LiveRoundtable:
         self.events.append({"kind": event.kind, "utterance": event.utterance.model_dump(mode="json")
                             if event.utterance else None,
                             "mindmap": tree_json(event.mindmap) if event.mindmap else None})
+        self.changed()
+
+    def set_state(self, state: str, error: str | None = None) -> None:
+        self.state, self.error = state, error
+        self.changed()
+
+    def changed(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def wait_change(self, timeout_s: float) -> None:
+        """Until the next event or change of state, or `timeout_s`."""
+        try:
+            await asyncio.wait_for(self._changed.wait(), timeout_s)
+        except asyncio.TimeoutError:
+            pass
 
 
 def tree_json(root: MindMapNode) -> dict[str, Any]:
@@ -123,18 +141,18 @@ class RoundtableHub:
     async def _run(self, live: LiveRoundtable, work, wait: bool) -> None:
         async def guarded() -> None:
             async with live.lock:
-                live.state, live.error = "running", None
+                live.set_state("running")
                 try:
                     await work()
-                    live.state = "ready"
+                    live.set_state("ready")
                 except Exception as exc:  # the face shows it; the session file keeps the last good turn
-                    live.state, live.error = "failed", str(exc)
+                    live.set_state("failed", str(exc))
                     if wait:
                         raise
         if wait:
             await guarded()
             return
-        live.state = "running"  # from now: the request that started it reads it so
+        live.set_state("running")  # from now: the request that started it reads it so
         task = asyncio.create_task(guarded())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -158,6 +176,22 @@ class RoundtableHub:
     def events(self, session_id: str, since: int = 0) -> dict[str, Any]:
         live = self.get(session_id)
         return {**self.status(session_id), "events": live.events[since:], "next": len(live.events)}
+
+    async def stream(self, session_id: str, since: int = 0, keepalive_s: float = 15.0) -> AsyncIterator[dict | None]:
+        """`events` as they happen: the first answer at once, then one each time events come or the state
+        changes; None after `keepalive_s` of quiet (the stream says it is alive). Ends when the reader goes."""
+        live = self.get(session_id)
+        last = None
+        while True:
+            got = self.events(session_id, since)
+            seen = (got["next"], got["state"], got["error"])
+            if seen != last:
+                yield got
+                last, since = seen, got["next"]
+            waited = asyncio.get_running_loop().time()
+            await live.wait_change(keepalive_s)
+            if asyncio.get_running_loop().time() - waited >= keepalive_s:
+                yield None
 
     def mindmap(self, session_id: str) -> dict[str, Any]:
         root = self.get(session_id).table.session.mindmap

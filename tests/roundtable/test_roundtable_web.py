@@ -99,3 +99,29 @@ def test_a_roundtable_in_the_browser(web, tmp_path):
             page.screenshot(path=str(shots / "roundtable.png"), full_page=True)
         finally:
             browser.close()
+
+
+def test_the_stream_sends_each_turn_as_it_is_said(web):
+    """GET /api/roundtables/{id}/stream: server-sent events, one `data:` object at once and one as turns come."""
+    import json
+
+    started = httpx.post(f"{web}/api/roundtables", json={"topic": TOPIC}, timeout=60).json()
+    stream_url = f"{web}/api/roundtables/{started['id']}/stream"
+    with httpx.stream("GET", stream_url, timeout=120) as reply:
+        assert reply.status_code == 200 and reply.headers["content-type"].startswith("text/event-stream")
+        updates = (json.loads(line[len("data: "):]) for line in reply.iter_lines() if line.startswith("data: "))
+        got = next(updates)
+        while got["state"] != "ready":  # the warm start streams in
+            got = next(updates)
+        warm = got["next"]
+        assert warm > 0
+        assert httpx.post(f"{stream_url.rsplit('/', 1)[0]}/turn", json={"message": STEER}, timeout=30).status_code == 200
+        said = []
+        while not (got["state"] == "ready" and any(u["role"] == "expert" for u in said)):
+            got = next(updates)
+            said += [e["utterance"] for e in got["events"] if e["kind"] == "utterance"]
+    assert [u["role"] for u in said[:2]] == ["user", "expert"] and said[0]["text"] == STEER
+    assert said[1]["focus"] == STEER and said[1]["cited"]
+    # an unknown session is refused before any stream starts, in the line the events route gives
+    unknown = httpx.get(f"{web}/api/roundtables/no-such-session/stream", timeout=30)
+    assert unknown.status_code == 400 and "no roundtable session 'no-such-session'" in unknown.text

@@ -1,4 +1,4 @@
-// The roundtable page: the discussion streams in (polled events), the user's box, the mind map as a collapsible
+// The roundtable page: the discussion streams in (server-sent events), the user's box, the mind map as a collapsible
 // tree redrawn as snippets land, and each citation opening its lines (app.js's openSource). Text from a
 // document or a model is set with textContent, never as markup.
 "use strict";
@@ -60,25 +60,28 @@ if (rt) {
     map.replaceChildren(...tree.children.map((c) => node(c, fresh)));
   }
 
-  async function poll() {
-    for (;;) {
-      try {
-        const got = await api(`${base}?since=${next}`);
-        for (const e of got.events) {
-          if (e.kind === "utterance" && !seen.has(e.utterance.turn)) {
-            seen.add(e.utterance.turn);
-            discussion.append(utterance(e.utterance));
-          }
-          if (e.kind === "mindmap") drawMap(e.mindmap);
-        }
-        next = got.next;
-        state.textContent = got.state + (got.error ? `: ${got.error}` : "");
-        experts.textContent = got.experts.join(", ");
-      } catch (err) {
-        state.textContent = err.message;
+  function show(got) {
+    for (const e of got.events) {
+      if (e.kind === "utterance" && !seen.has(e.utterance.turn)) {
+        seen.add(e.utterance.turn);
+        discussion.append(utterance(e.utterance));
       }
-      await new Promise((resolve) => setTimeout(resolve, 400));
+      if (e.kind === "mindmap") drawMap(e.mindmap);
     }
+    next = got.next;
+    state.textContent = got.state + (got.error ? `: ${got.error}` : "");
+    experts.textContent = got.experts.join(", ");
+  }
+
+  // server-sent events: each turn as it is said; a dropped stream is opened again from the last event seen
+  function listen() {
+    const stream = new EventSource(`${base}/stream?since=${next}`);
+    stream.onmessage = (message) => show(JSON.parse(message.data));
+    stream.onerror = () => {
+      stream.close();
+      state.textContent = "reconnecting…";
+      setTimeout(listen, 1000);
+    };
   }
 
   async function say(message) {
@@ -118,5 +121,5 @@ if (rt) {
                      (src) => cite.dataset.n ? `[${cite.dataset.n}] ${src.title}` : src.title);
   });
 
-  poll();
+  listen();
 }
