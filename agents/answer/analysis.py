@@ -62,7 +62,7 @@ _TIME_UNITS = frozenset("second seconds minute minutes hour hours day days week 
 _PHRASE_END = frozenset("of for under in on at to by with from into about as than that which who whom whose where "
                         "when why how is are was were be been do does did has have had can could will would should "
                         "may might must shall the a an his her its their this these those now today currently presently "
-                   "then before after until since prior".split())
+                   "then before after until since prior per".split())
 _SKIP = re.compile(r"^(?:(?:is|was|are|were|'s)\s+)?(?:(?:the|a|an)\s+)?(?:(?:kind|type|sort|name|one)\s+of\s+"
                    r"(?:the\s+|a\s+|an\s+)?)?(?:of\s+(?:the\s+)?)?", re.I)
 # Head nouns of the wh-phrase, by the answer they ask for (singular; a plural "s"/"es" is stripped).
@@ -72,7 +72,7 @@ for _words, _typed in [
     ("period duration wait waiting lifespan tenure delay runtime deadline", ("number", "duration")),
     ("deductible limit sublimit fee cost price premium amount payment payout charge fine salary wage budget "
      "revenue debt payable copay copayment coinsurance reimbursement allowance rent tax toll fare worth asset capital "
-     "income penalty surcharge deposit", ("number", "amount")),
+     "income earning penalty surcharge deposit", ("number", "amount")),
     ("population capacity attendance enrollment enrolment membership", ("number", "count")),
     ("height length distance weight speed temperature snowfall rainfall precipitation elevation altitude "
      "depth width", ("number", "size")),
@@ -248,6 +248,8 @@ def _typed_head(words: list[str]) -> tuple[AnswerType, Measure]:
                 return _HEADS[form]
         if not _VERBAL.search(w):  # a noun after it is the head ("low budget comedy franchise")
             break
+    if any(w in ("minimum", "maximum") for w in words[:-1]):  # "the maximum insurable earnings": a number
+        return "number", ""
     return "free_text", ""
 
 

@@ -137,7 +137,8 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
         stating = relation_words if concluding is None or hop is concluding else set()
         for e, close, in_slot, rel, alias, local in _entities(nlp, hop.answer, kinds, asked, analysis.answer_type,
                                                               stating, known_values):
-            section = next((ev.passages[i].section for i in hop.supporting if numeric and local.text in flat[i]), "")
+            section = next((provision.headings(nlp, ev.passages[i]) for i in hop.supporting
+                            if numeric and local.text in flat[i]), "")
             for form in forms(e, analysis, ev.question, titles):
                 slot = add(form, close, hop.answer, title, in_slot, rel, alias, local, section)
                 slot["hops"].add(n)
@@ -154,7 +155,7 @@ def gather(nlp: TextToolkit, analysis: QuestionAnalysis, ev: Evidence) -> list[C
                                                                   relation_words, known_values):
                 for form in forms(e, analysis, ev.question, titles):
                     add(form, close * 0.5, sentence, ev.passages[i].title, in_slot, rel * 0.5, alias, local,
-                        ev.passages[i].section)
+                        provision.headings(nlp, ev.passages[i]))
     span = normalize_answer(ev.strategy_span)
     if numeric and span:  # the strategy's span counts as a value some passage states, or not at all
         spanned = values.parse_value(ev.strategy_span)

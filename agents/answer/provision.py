@@ -27,7 +27,8 @@ from agents.multihop import evidence
 
 # Words of a question that say how or when it asks, not what: they name no provision. ("amount" and "number" are
 # not among them: "an accepted amount" names one.)
-_ASKING = ("edition editions current currently now today force stands stand effective under according set sets "
+_ASKING = ("edition editions version versions revision revisions current currently now today force stands stand "
+           "effective under according set sets "
            "much many long soon far what which how must may does do did will would insurer company value "
            "state states stated give given say says apply applies")
 # The framing a superseded passage's sentences carry (retrieval/graph/current.py): no words of the provision.
@@ -68,14 +69,16 @@ class Clause(NamedTuple):
 
 def clause(sentence: str, start: int, end: int) -> Clause:
     """The part of `sentence` that states the value at [start, end): its table row or list item when it sits in
-    one (a row is one provision, whatever its cells), else the stretch of the sentence between semicolons
+    one (a row is one provision, whatever its cells; its near part is the row's first cell, which names the
+    provision, its column's header and the value's own cell: "$300 for any one item" beside the row's
+    "$1,000"), else the stretch of the sentence between semicolons
     (a wrapped paragraph's line breaks cut nothing), and within that its coordinated part ("... has five (5)
     business days to ask for a review, and the Authority must decide within twenty (20) business days": the
     review is asked within five, decided within twenty)."""
     row = row_span(sentence, start, end)
     if row:
         line = sentence[row[0]: row[1]]
-        return Clause(flat(line), flat(line))
+        return Clause(flat(line), flat(_own_cells(sentence, row, start, end)))
     text = sentence[_cut(sentence, r";\s+", start, end)]
     return Clause(flat(text), flat(sentence[_cut(sentence, _COORDINATED, start, end)]))
 
@@ -90,6 +93,43 @@ def row_span(sentence: str, start: int, end: int) -> tuple[int, int] | None:
     return (line_start, line_end) if "|" in line or _LIST_ITEM.match(flat(line)) else None
 
 
+def _own_cells(sentence: str, row: tuple[int, int], start: int, end: int) -> str:
+    """A table row's first cell, the header of the column holding [start, end) and that cell (the whole row
+    when it has no cells): "Baggage and personal effects", "Limit", "$300 for any one item"."""
+    line, start, end = sentence[row[0]: row[1]], start - row[0], end - row[0]
+    framed = _FRAMING.match(line)  # a superseded passage's lines each carry the framing
+    if framed:
+        line, start, end = line[framed.end():], start - framed.end(), end - framed.end()
+    cells = _cells(line)
+    own = next((n for n, (a, b) in enumerate(cells) if a <= start and end <= b), None)
+    if own is None:
+        return line
+    said = [line[slice(*cells[0])]]
+    header = _header_row(sentence[: row[0]])
+    if header is not None and own < len(_cells(header)):
+        said.append(header[slice(*_cells(header)[own])])
+    if own:
+        said.append(line[slice(*cells[own])])
+    return " ".join(said)
+
+
+def _cells(line: str) -> list[tuple[int, int]]:
+    """(start, end) of each non-empty cell of a table line."""
+    bars = [m.start() for m in re.finditer(r"\|", line)]
+    return [(a + 1, b) for a, b in zip([-1] + bars, bars + [len(line)]) if line[a + 1: b].strip()]
+
+
+def _header_row(before: str) -> str | None:
+    """The header line of the table whose rows follow `before`: the line above its |---| rule."""
+    lines = [_FRAMING.sub("", x) for x in before.rstrip("\n").split("\n")]
+    for n in range(len(lines) - 1, 0, -1):
+        if re.fullmatch(r"\s*\|?(?:\s*:?-{3,}:?\s*\|)+\s*:?-*:?\s*\|?\s*", lines[n]):
+            return lines[n - 1]
+        if "|" not in lines[n]:
+            return None
+    return None
+
+
 def _cut(text: str, separator: str, start: int, end: int) -> slice:
     cuts = list(re.finditer(separator, text))
     return slice(max((m.end() for m in cuts if m.end() <= start), default=0),
@@ -99,6 +139,15 @@ def _cut(text: str, separator: str, start: int, end: int) -> slice:
 def flat(text: str) -> str:
     """Text as a clause is compared: without the history framing, its whitespace one space."""
     return re.sub(r"\s+", " ", _FRAMING.sub("", text)).strip()
+
+
+def headings(nlp: TextToolkit, passage) -> str:
+    """A passage's heading path less the headings that only restate its document's title (a form's
+    "Sentry Travel Insurance — Policy Wording" above every section): those words name the document, which
+    every value of it shares, not the provision."""
+    title = evidence.terms(nlp, passage.title)
+    return " > ".join(h for h in passage.section.split(" > ")
+                      if not (evidence.terms(nlp, h) and evidence.terms(nlp, h) <= title))
 
 
 def provision_fit(nlp: TextToolkit, wanted: set[str], local: Clause, section: str) -> float:

@@ -115,7 +115,8 @@ def topic_matches(topic: str, heading: str) -> bool:
     return bool(words) and all(w in h for w in words)
 
 
-_EDITION_WORDS = re.compile(r"\b(?:(?:19|20)\d{2}|edition|ed\.|revised|revision|rev\.?\s*\d*|version|v\d+(?:\.\d+)*|"
+_EDITION_WORDS = re.compile(r"\b(?:(?:19|20)\d{2}|edition(?:\s+\d+(?:\.\d+)*)?|ed\.|revised|revision|rev\.?\s*\d*|"
+                            r"version(?:\s+\d+(?:\.\d+)*)?|v\d+(?:\.\d+)*|"
                             r"issue\s*\d+|update[sd]?|amended|new|current|latest|first|second|third|\d+(?:st|nd|rd|th))\b",
                             re.IGNORECASE)
 

@@ -6,13 +6,13 @@ document the collection lacks is said to be missing."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from agents.answer.values import parse_value, same_value, values_in
 from retrieval.graph.references import edition_hint, title_family
+from tests.support.ask_cli import ask_json
 from tests.support.store_points import ingested_settings
 
 PROSE = Path(__file__).resolve().parents[1] / "data" / "regulatory_prose" / "docs"
@@ -25,11 +25,7 @@ def home(tmp_path_factory):
 
 
 def _ask(home: str, question: str, capsys) -> dict:
-    from cluster.cli import main
-
-    capsys.readouterr()
-    assert main(["ask", question, "-c", COLLECTION, "--strategy", "chain", "--json", "--data-dir", home]) == 0
-    return json.loads(capsys.readouterr().out)
+    return ask_json(home, COLLECTION, question, capsys)
 
 
 def _states(answer: dict, gold: str) -> bool:
