@@ -41,8 +41,10 @@ _QUALIFIERS: tuple[dict[str, re.Pattern], ...] = tuple(
         {"maximum": r"\b(?:maximum|at most|up to|no more than|not (?:to )?exceed\w*|ceiling|cap)\b",
          "minimum": r"\b(?:minimum|at least|no (?:less|fewer) than|not (?:less|fewer) than|floor)\b"},
         {"claim": r"\bper claim\b", "occurrence": r"\bper (?:occurrence|loss|event)\b",
-         "item": r"\bper (?:item|article)\b", "person": r"\bper person\b",
-         "year": r"\b(?:per (?:year|annum)|annual aggregate|in any one year)\b"},
+         "item": r"\b(?:per|for (?:any|each) one|for (?:any|each|a single)) (?:item|article)\b",
+         "person": r"\bper person\b",
+         "year": r"\b(?:per (?:year|annum)|annual aggregate|in any one year)\b",
+         "all": r"\b(?:in all|in (?:the )?aggregate|all together|altogether)\b"},
     ))
 # A list item's start: "- ", "3. ", "(b) ", "(iii) ", "(2) In general" (not a wrapped line's "(15) business days").
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]\s|\d{1,2}[.)]\s|\([a-z]{1,4}\)\s|\([A-Z0-9]{1,2}\)\s+[A-Z*])")
@@ -178,12 +180,18 @@ def _with_roots(terms: set[str]) -> set[str]:
     return terms | {_root(t) for t in terms}
 
 
+def _in_table(local: Clause) -> bool:
+    return local.text.startswith("|")
+
+
 def clashes(question: str, local: Clause, value_text: str) -> bool:
     """Whether the clause qualifies its value in a way the question rules out ("15 business days" for a
-    question about calendar days, "per occurrence" for "per claim", "10 percent" for a dollar amount)."""
+    question about calendar days, "per occurrence" for "per claim", "$200 in all" for "any one item", "10
+    percent" for a dollar amount). A table value's qualifiers are its own cells' (a row's note on another
+    value is not its)."""
     for group in _QUALIFIERS:
         asked = {n for n, p in group.items() if p.search(question)}
-        said = {n for n, p in group.items() if p.search(local.text)}
+        said = {n for n, p in group.items() if p.search(local.near if _in_table(local) else local.text)}
         if asked and said and not asked & said:
             return True
     value = values.parse_value(value_text)

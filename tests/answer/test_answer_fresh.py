@@ -54,3 +54,11 @@ def test_a_maximum_asks_for_a_number(home, capsys):
     out = ask_json(home, COLLECTION, "Under the 2018 edition of the Claims Administration Rules, what were the "
                                      "maximum insurable earnings?", capsys)
     assert not out["abstained"] and same_value(_values(out)[0], parse_value("$78,000")), out
+
+
+def test_a_per_item_limit_is_not_an_aggregate_one(home, capsys):
+    # the $300 sits in the Notes cell beside the row's $1,000 limit; Section C's "$200 in all" for eyeglasses
+    # says "limited" and "Baggage" too, but in all, not for any one item
+    out = ask_json(home, COLLECTION, "In version 4 of the Sentry Travel Insurance policy wording, what is the limit "
+                                     "for any one item of baggage?", capsys)
+    assert not out["abstained"] and same_value(_values(out)[0], parse_value("$300")), out
