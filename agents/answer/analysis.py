@@ -76,8 +76,9 @@ for _words, _typed in [
     ("population capacity attendance enrollment enrolment membership", ("number", "count")),
     ("height length distance weight speed temperature snowfall rainfall precipitation elevation altitude "
      "depth width", ("number", "size")),
-    ("percentage percent share interest rate", ("number", "percent")),
-    ("age figure value threshold floor cap ceiling minimum maximum", ("number", "")),
+    ("percentage percent share interest", ("number", "percent")),
+    # a rate may be a percentage (interest, tax) or an amount (a berthing rate per metre, a mileage rate)
+    ("age figure value threshold floor cap ceiling minimum maximum rate", ("number", "")),
     (" ".join(SIZE_UNITS), ("number", "size")),
     (" ".join(TIME_UNITS - {"day", "month", "year", "decade"}), ("number", "duration")),
     ("city country county state town location region place continent province island village river district "

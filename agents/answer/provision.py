@@ -48,10 +48,11 @@ _QUALIFIERS: tuple[dict[str, re.Pattern], ...] = tuple(
     ))
 # A list item's start: "- ", "3. ", "(b) ", "(iii) ", "(2) In general" (not a wrapped line's "(15) business days").
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]\s|\d{1,2}[.)]\s|\([a-z]{1,4}\)\s|\([A-Z0-9]{1,2}\)\s+[A-Z*])")
-# Where a sentence's next clause starts with a subject of its own: a semicolon, or ", and the ...", ", but it ..."
-# (not a list's ", and coins").
+# Where a sentence's next clause starts with a subject of its own: a semicolon, or ", and the ...", ", but it ...",
+# or another amount (", and €190 for a shift", "for bulk cargo and €18 per container": that amount's own
+# provision; not a list's ", and coins").
 _COORDINATED = re.compile(r";\s+|,\s+(?:and|but|or|while|whereas)\s+(?=(?:the|a|an|it|its|they|their|each|every|no|"
-                          r"any|this|that|he|she|we|you)\s)", re.I)
+                          r"any|this|that|he|she|we|you)\s)|(?:,\s+|\s+)(?:and|or)\s+(?=[$€£]\s?\d)", re.I)
 _DOLLARS = re.compile(r"\bdollars?\b|\$", re.I)
 
 

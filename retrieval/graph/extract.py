@@ -44,6 +44,8 @@ _SELF_VERB = re.compile(r"\b(replaces|supersedes|amends|replaced|superseded|amen
 _SELF_SUBJECT = re.compile(r"^(?:this|the present) (?:rule|bulletin|section|endorsement|memo|form|edition|"
                            r"document|notice|part|policy)\b|^(?:it|this)\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z*\"“(])")
+# a line that stands alone, not a wrapped paragraph's: a table row, a list item, a quote, a rule
+_STRUCTURED = re.compile(r"^\s*(?:\||[-*+]\s|\d{1,3}[.)]\s|>|#|---)")
 # A document (or a section) saying of itself that it no longer holds: "This edition is superseded by Bulletin
 # 2024-02", "Superseded — see Bulletin 2024-02", "This form is no longer in use; replaced by the 2019 edition",
 # "Withdrawn.": the newer document named after the mark supersedes this one (or amends it: "was amended by").
@@ -127,6 +129,7 @@ def document_record(doc: Document, passages: list[Passage]) -> DocumentRecord:
             page_run = []
         context: list[str] = []  # keys named so far in this paragraph: whom an "It ..." speaks of
         stated = len(edges)
+        wrapped: list[tuple[int, str]] = []  # a hard-wrapped paragraph's lines so far: read as whole sentences
         for offset, line in enumerate(seg.text.split("\n")):
             n = seg.line_start + offset if doc.record is None else seg.line_start
             if in_header and n in replaced:
@@ -137,7 +140,15 @@ def document_record(doc: Document, passages: list[Passage]) -> DocumentRecord:
                 page_run = page_run or [key, source]
                 page_run.append((n, line))
                 continue
-            edges += _line_edges(line, n, me, source, in_header, record, keyset, context)
+            if wrapped and (not line.strip() or _STRUCTURED.match(line)):
+                edges += _run_edges(wrapped, me, source, in_header, record, keyset, context)
+                wrapped = []
+            if _STRUCTURED.match(line) or in_header:  # a row, an item, a quote, a header field: a line of its own
+                edges += _line_edges(line, n, me, source, in_header, record, keyset, context)
+            elif line.strip():
+                wrapped.append((n, line))
+        if wrapped:
+            edges += _run_edges(wrapped, me, source, in_header, record, keyset, context)
         for e in edges[stated:]:
             e.part = seg.part
     if page_run:
@@ -151,6 +162,29 @@ def document_record(doc: Document, passages: list[Passage]) -> DocumentRecord:
     record.effective_date = parse_date(record.effective)
     record.digest = hashlib.sha256(record.model_dump_json(exclude={"digest"}).encode()).hexdigest()
     return record
+
+
+def _run_edges(lines: list[tuple[int, str]], me: str, source: str, in_header: bool, record: DocumentRecord,
+               own: set[str], context: list[str]) -> list[StatedEdge]:
+    """A paragraph hard-wrapped over `lines` ((number, text)): its sentences read whole ("Tariff No. 10
+    supersedes" at a line's end, "Tariff No. 9" on the next), each edge spanning the lines its sentence does."""
+    if len(lines) == 1:
+        return _line_edges(lines[0][1], lines[0][0], me, source, in_header, record, own, context)
+    text, starts = "", []
+    for n, line in lines:
+        starts.append((len(text), n))
+        text += line.strip() + " "
+    edges: list[StatedEdge] = []
+    at = 0
+    for sentence in _SENTENCE.split(text):
+        at = text.find(sentence, at)
+        first = max(n for offset, n in starts if offset <= max(at, 0))
+        last = max(n for offset, n in starts if offset < at + len(sentence.rstrip()))
+        for edge in _line_edges(sentence.strip(), first, me, source, in_header, record, own, context):
+            edge.line_end = max(edge.line_end, last)
+            edges.append(edge)
+        at += len(sentence)
+    return edges
 
 
 def _page_run_edges(run: list, me: str, record: DocumentRecord, own: set[str]) -> list[StatedEdge]:

@@ -1,8 +1,8 @@
 """How documents name each other: bulletin and form numbers, URLs, section lists, dates.
 
 Deterministic patterns only (no model): a reference is a bulletin number
-("Bulletin 2021-04"), a form/endorsement/memo code ("FR-12", "CM-24-05"), or a
-URL. "Sections 4 and 5 of Bulletin 2021-04" keeps its sections, so a partial
+("Bulletin 2021-04"), another numbered document ("Tariff No. 9", "Notice 2022-04"),
+a form/endorsement/memo code ("FR-12", "CM-24-05"), or a URL. "Sections 4 and 5 of Bulletin 2021-04" keeps its sections, so a partial
 supersession points at those sections, not the whole document.
 """
 
@@ -14,9 +14,13 @@ from datetime import date
 from retrieval.graph.model import Reference
 
 _BULLETIN = r"(?:[Bb]ulletin|BULLETIN)\s+(\d{4}-\d{1,3})"
+# another numbered document: "Tariff No. 9", "Harbour Notice 2022-04", "Circular 7/2019" (a bare number only
+# after "No.": "notice 30 days before" names nothing; a number that is a code, "Notice HN-4", is the code's)
+_NUMBERED = (r"\b((?i:circular|notice|memo(?:randum)?|directive|advisory|tariff|ordinance|decree|instruction))\s+"
+             r"(?:(?i:no\.?\s*|number\s+)|(?=\d{1,4}[-/.]\d))(\d{1,4}(?:[-/.]\d{1,4}){0,2})(?![\w-])")
 _CODE = r"\b([A-Z]{1,4}-\d{1,4}(?:-\d{1,4})?)\b"
 _URL = r"https?://[^\s)>\]\"']+"
-REFERENCE = re.compile(rf"{_BULLETIN}|{_CODE}|({_URL})")
+REFERENCE = re.compile(rf"{_BULLETIN}|{_NUMBERED}|{_CODE}|({_URL})")
 _SECTIONS = re.compile(
     r"\b(?:[Ss]ections?|[Pp]arts?|[Rr]ules?|[Aa]rticles?|[Pp]aragraphs?|§§?)\s+"
     r"((?:[0-9A-Z][0-9A-Za-z.]*)(?:\s*(?:,|and|or|&)\s*(?:[0-9A-Z][0-9A-Za-z.]*))*)")
@@ -34,9 +38,12 @@ def key_of(match: re.Match) -> tuple[str, str]:
     """(text as written, normalised key) of a `REFERENCE` match."""
     if match.group(1):
         return match.group(0), f"BULLETIN {match.group(1)}"
-    if match.group(2):
-        return match.group(2), match.group(2)
-    url = match.group(3).rstrip(".,;:")
+    if match.group(3):
+        kind = "MEMO" if match.group(2).lower().startswith("memo") else match.group(2).upper()
+        return match.group(0), f"{kind} {match.group(3)}"
+    if match.group(4):
+        return match.group(4), match.group(4)
+    url = match.group(5).rstrip(".,;:")
     return url, url
 
 
