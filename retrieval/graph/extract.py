@@ -39,10 +39,13 @@ _LABELS = {"supersedes": "supersedes", "replaces": "supersedes", "superseded by"
 _HEADER = re.compile(r"^\s*(?:>\s*)?\**\s*(supersedes|replaces|superseded by|amends|applies to|attaches to|"
                      r"effective|edition)\s*:?\**\s*:?\s*\**\s*(.+)$", re.IGNORECASE)
 _NOTE = re.compile(r"^\s*>\s*\**\s*(superseded by|replaced by|amended by)\b\s*:?\**\s*(.+)$", re.IGNORECASE)
-_SELF_VERB = re.compile(r"\b(replaces|supersedes|amends|replaced|superseded|amended|(?:is|was) the "
+_SELF_VERB = re.compile(r"\b(replaces|supersedes|amends|replaced|superseded|amended|revokes|rescinds|repeals|"
+                        r"withdraws|revoked|rescinded|repealed|withdrew|(?:is|was) the "
                         r"[\w ]{0,20}successor (?:to|of))\b")
 _SELF_SUBJECT = re.compile(r"^(?:this|the present) (?:rule|bulletin|section|endorsement|memo|form|edition|"
-                           r"document|notice|part|policy)\b|^(?:it|this)\b", re.IGNORECASE)
+                           r"document|notice|part|policy|circular|directive|tariff|ordinance|decree|order|"
+                           r"instruction|advisory|letter|memorandum|schedule|wording|version|revision)\b|"
+                           r"^(?:it|this)\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z*\"“(])")
 # a line that stands alone, not a wrapped paragraph's: a table row, a list item, a quote, a rule
 _STRUCTURED = re.compile(r"^\s*(?:\||[-*+]\s|\d{1,3}[.)]\s|>|#|---)")
@@ -140,10 +143,11 @@ def document_record(doc: Document, passages: list[Passage]) -> DocumentRecord:
                 page_run = page_run or [key, source]
                 page_run.append((n, line))
                 continue
-            if wrapped and (not line.strip() or _STRUCTURED.match(line)):
+            alone = bool(_STRUCTURED.match(line) or (in_header and (_HEADER.match(line) or _NOTE.match(line))))
+            if wrapped and (not line.strip() or alone):
                 edges += _run_edges(wrapped, me, source, in_header, record, keyset, context)
                 wrapped = []
-            if _STRUCTURED.match(line) or in_header:  # a row, an item, a quote, a header field: a line of its own
+            if alone:  # a row, an item, a quote, a header field: a line of its own
                 edges += _line_edges(line, n, me, source, in_header, record, keyset, context)
             elif line.strip():
                 wrapped.append((n, line))

@@ -94,3 +94,17 @@ def test_a_document_that_marks_itself_superseded_is_read_as_superseded(tmp_path)
     assert status("notice-5.md").state == "current"
     assert {(e.source, e.target) for e in graph.edges if e.type == "supersedes" and "notice-5" in e.source} == {
         (str(tmp_path / "notice-5.md"), "ref:HN-3")}
+
+
+def test_a_document_that_revokes_or_rescinds_another_supersedes_it(tmp_path):
+    graph = _graph(tmp_path, {
+        "circular-3.md": "---\ntitle: Circular 3/2018\n---\n# Circular 3/2018\n\n## Fees\n\nA permit costs 40 crowns.\n",
+        "circular-9.md": "---\ntitle: Circular 9/2021\n---\n# Circular 9/2021\n\nThis circular revokes Circular\n"
+                         "3/2018 with effect from 1 March 2021.\n\n## Fees\n\nA permit costs 55 crowns.\n",
+        "order-5.md": "---\ntitle: Directive 5/2020\n---\n# Directive 5/2020\n\n## Pilots\n\nPilots board at the buoy.\n",
+        "order-7.md": "---\ntitle: Directive 7/2022\n---\n# Directive 7/2022\n\nThis directive rescinds Directive 5/2020.\n",
+    })
+    # "revokes Circular" ends one line and "3/2018" starts the next: one sentence, read whole
+    assert graph.status(str(tmp_path / "circular-3.md"), ["Fees"]).by == [str(tmp_path / "circular-9.md")]
+    assert graph.status(str(tmp_path / "order-5.md"), ["Pilots"]).by == [str(tmp_path / "order-7.md")]
+    assert graph.status(str(tmp_path / "circular-9.md"), ["Fees"]).state == "current"
