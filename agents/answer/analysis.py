@@ -78,7 +78,7 @@ for _words, _typed in [
      "depth width", ("number", "size")),
     ("percentage percent share interest", ("number", "percent")),
     # a rate may be a percentage (interest, tax) or an amount (a berthing rate per metre, a mileage rate)
-    ("age figure value threshold floor cap ceiling minimum maximum rate", ("number", "")),
+    ("age figure value threshold floor cap ceiling minimum maximum rate most least", ("number", "")),
     (" ".join(SIZE_UNITS), ("number", "size")),
     (" ".join(TIME_UNITS - {"day", "month", "year", "decade"}), ("number", "duration")),
     ("city country county state town location region place continent province island village river district "

@@ -42,9 +42,10 @@ _QUALIFIERS: tuple[dict[str, re.Pattern], ...] = tuple(
          "minimum": r"\b(?:minimum|at least|no (?:less|fewer) than|not (?:less|fewer) than|floor)\b"},
         {"claim": r"\bper claim\b", "occurrence": r"\bper (?:occurrence|loss|event)\b",
          "item": r"\b(?:per|for (?:any|each) one|for (?:any|each|a single)) (?:item|article)\b",
-         "person": r"\bper person\b",
+         "person": r"\bper (?:person|individual|member)\b", "family": r"\bper (?:family|household)\b",
          "year": r"\b(?:per (?:year|annum)|annual aggregate|in any one year)\b",
          "all": r"\b(?:in all|in (?:the )?aggregate|all together|altogether)\b"},
+        {"in_network": r"\bin(?:-| the | )network\b", "out_network": r"\bout[- ]of[- ](?:the )?network\b"},
     ))
 # A list item's start: "- ", "3. ", "(b) ", "(iii) ", "(2) In general" (not a wrapped line's "(15) business days").
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]\s|\d{1,2}[.)]\s|\([a-z]{1,4}\)\s|\([A-Z0-9]{1,2}\)\s+[A-Z*])")
@@ -52,7 +53,9 @@ _LIST_ITEM = re.compile(r"^\s*(?:[-*+]\s|\d{1,2}[.)]\s|\([a-z]{1,4}\)\s|\([A-Z0-
 # or another amount (", and €190 for a shift", "for bulk cargo and €18 per container": that amount's own
 # provision; not a list's ", and coins").
 _COORDINATED = re.compile(r";\s+|,\s+(?:and|but|or|while|whereas)\s+(?=(?:the|a|an|it|its|they|their|each|every|no|"
-                          r"any|this|that|he|she|we|you)\s)|(?:,\s+|\s+)(?:and|or)\s+(?=[$€£]\s?\d)", re.I)
+                          r"any|this|that|he|she|we|you)\s)|(?:,\s+|\s+)(?:and|or)\s+(?=[$€£]\s?\d|\d|(?:one|two|"
+                          r"three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|"
+                          r"sixty|seventy|eighty|ninety|a hundred|one hundred)\b)", re.I)
 _DOLLARS = re.compile(r"\bdollars?\b|\$", re.I)
 
 
@@ -81,19 +84,49 @@ def clause(sentence: str, start: int, end: int) -> Clause:
     row = row_span(sentence, start, end)
     if row:
         line = sentence[row[0]: row[1]]
-        return Clause(flat(line), flat(_own_cells(sentence, row, start, end)))
+        if "|" in line:
+            return Clause(flat(line), flat(_own_cells(sentence, row, start, end)))
+        return Clause(flat(line), flat(_own_part(line, start - row[0], end - row[0])))
     text = sentence[_cut(sentence, r";\s+", start, end)]
     return Clause(flat(text), flat(sentence[_cut(sentence, _COORDINATED, start, end)]))
 
 
 def row_span(sentence: str, start: int, end: int) -> tuple[int, int] | None:
     """(start, end) of the table row or list item holding the value at [start, end), None when it sits in a
-    running sentence: words beyond a row's edge belong to another row's provision."""
+    running sentence: words beyond a row's edge belong to another row's provision. A list item runs on over
+    its wrapped (indented) lines."""
     line_start = sentence.rfind("\n", 0, start) + 1
-    line_end = sentence.find("\n", end)
-    line_end = len(sentence) if line_end < 0 else line_end
-    line = sentence[line_start: line_end]
-    return (line_start, line_end) if "|" in line or _LIST_ITEM.match(flat(line)) else None
+    line_end = _line_end(sentence, end)
+    if "|" in sentence[line_start: line_end]:
+        return line_start, line_end
+    while not _LIST_ITEM.match(flat(sentence[line_start: _line_end(sentence, line_start)])):
+        if line_start == 0 or not _continues(sentence[line_start: _line_end(sentence, line_start)]):
+            return None  # a running sentence's line
+        line_start = sentence.rfind("\n", 0, line_start - 1) + 1
+    while line_end < len(sentence) and _continues(sentence[line_end + 1: _line_end(sentence, line_end + 1)]):
+        line_end = _line_end(sentence, line_end + 1)
+    return line_start, line_end
+
+
+def _line_end(text: str, at: int) -> int:
+    end = text.find("\n", at)
+    return len(text) if end < 0 else end
+
+
+def _continues(line: str) -> bool:
+    """A list item's wrapped line: indented, not empty, not an item or a row of its own."""
+    bare = _FRAMING.sub("", line)
+    return bool(bare.strip()) and bare[:1].isspace() and not _LIST_ITEM.match(bare) and "|" not in bare
+
+
+def _own_part(item: str, start: int, end: int) -> str:
+    """A list item's lead ("Deductible:") and the stretch between commas holding [start, end): "three thousand
+    dollars ($3,000) per family" of "Deductible: $1,500 per person, three thousand dollars ($3,000) per family"."""
+    lead = re.match(r"^\s*(?:[-*+]|\d{1,2}[.)]|\([a-zA-Z0-9]{1,4}\))?\s*([^:,;]{1,60}):", item)
+    cut = _cut(item, r"[,;]\s+", start, end)
+    inner = _cut(item[cut], _COORDINATED, start - cut.start, end - cut.start)  # "... and sixty percent (60%)"
+    part = item[cut][inner]
+    return f"{lead.group(1)} {part}" if lead and cut.start + inner.start > lead.end() else part
 
 
 def _own_cells(sentence: str, row: tuple[int, int], start: int, end: int) -> str:
@@ -182,7 +215,8 @@ def _with_roots(terms: set[str]) -> set[str]:
 
 
 def _in_table(local: Clause) -> bool:
-    return local.text.startswith("|")
+    """A table row or a list item: its own cell or part qualifies a value, not the rest of the row."""
+    return local.text.startswith("|") or bool(_LIST_ITEM.match(local.text))
 
 
 def clashes(question: str, local: Clause, value_text: str) -> bool:
