@@ -1,7 +1,7 @@
 """Answers per kind of corpus: answered share, accuracy of the answered, accuracy over all, calibration, held out.
 
-    python -m scripts.bench_answers            # musique, hotpotqa (../shared/data), regulatory, prose, fresh, fifth
-    python -m scripts.bench_answers --sets regulatory prose fresh fifth CFR_DIR   # the five document families
+    python -m scripts.bench_answers      # musique, hotpotqa (../shared/data), regulatory, prose, fresh, fifth, sixth
+    python -m scripts.bench_answers --sets regulatory prose fresh fifth sixth CFR_DIR   # the six document families
     python -m scripts.bench_answers --sets regulatory --limit 20
     PYTHONPATH=CHECKOUT python -m scripts.bench_answers --out-dir bench-answers-before   # another checkout's code
 
@@ -10,8 +10,8 @@ Markdown files, so the evidence graph orders its editions) and every question is
 strategy and the extractive model; one JSON line per question goes to OUT_DIR/<set>.jsonl (a rerun reuses it:
 delete the file to measure again). Then the abstention threshold is chosen leaving one family out: each set
 (a family of documents written one way: the generator's templates `regulatory`, the hand-written `prose`
-family in tests/data/regulatory_prose, the hand-written `fresh` and `fifth` families in
-tests/data/regulatory_fresh and regulatory_fifth (each written after the rules of its day, to measure them out
+family in tests/data/regulatory_prose, the hand-written `fresh`, `fifth` and `sixth` families in
+tests/data/regulatory_fresh, regulatory_fifth and regulatory_sixth (each written after the rules of its day, to measure them out
 of sample once), the public-domain Regulation C editions that
 scripts/calibrate/make_cfr_family.py builds, MuSiQue, HotpotQA) is answered at the threshold that maximised
 the other sets' utility (a right answer +1, a wrong one -1, an abstention 0), so no family is scored at a
@@ -38,6 +38,7 @@ REGULATORY = ROOT / "tests" / "data" / "regulatory"
 PROSE = ROOT / "tests" / "data" / "regulatory_prose"
 FRESH = ROOT / "tests" / "data" / "regulatory_fresh"
 FIFTH = ROOT / "tests" / "data" / "regulatory_fifth"
+SIXTH = ROOT / "tests" / "data" / "regulatory_sixth"
 FOLDS = 5
 THRESHOLDS = [round(0.05 * i, 2) for i in range(0, 20)]  # scripts/calibrate/calibrate_answers.py's grid (not imported:
 # it needs this checkout's agents, and the answering code may be another checkout's)
@@ -76,7 +77,8 @@ def right_value(answer: str | None, golds: list[str], kind: str) -> bool:
 
 def load_questions(name: str, data: Path) -> tuple[list[dict], object]:
     """(questions as {id, question, answers, kind, fold}, what to ingest: documents or Markdown paths)."""
-    folder = {"regulatory": REGULATORY, "prose": PROSE, "fresh": FRESH, "fifth": FIFTH}.get(name) or Path(name)
+    folder = {"regulatory": REGULATORY, "prose": PROSE, "fresh": FRESH, "fifth": FIFTH,
+              "sixth": SIXTH}.get(name) or Path(name)
     if (folder / "docs").is_dir():  # Markdown documents and their questions (another set like the regulatory one)
         raw = json.loads((folder / "questions.json").read_text(encoding="utf-8"))["questions"]
         return raw, sorted((folder / "docs").glob("*.md"))
@@ -182,8 +184,8 @@ def figures(records: list[dict], threshold: float) -> dict:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(allow_abbrev=False, description=__doc__.split("\n\n")[0])
     p.add_argument("--data", default=str(DEFAULT_DATA), help="folder holding musique/ and hotpotqa/")
-    p.add_argument("--sets", nargs="+", default=["musique", "hotpotqa", "regulatory", "prose", "fresh", "fifth"],
-                   help="musique, hotpotqa (from --data), regulatory, prose, fresh, fifth, or a folder with docs/*.md and "
+    p.add_argument("--sets", nargs="+", default=["musique", "hotpotqa", "regulatory", "prose", "fresh", "fifth", "sixth"],
+                   help="musique, hotpotqa (from --data), regulatory, prose, fresh, fifth, sixth, or a folder with docs/*.md and "
                         "questions.json (e.g. the one scripts/calibrate/make_cfr_family.py writes)")
     p.add_argument("--limit", type=int, default=None, help="only the first N questions of each set")
     p.add_argument("--out-dir", default="bench-answers")
