@@ -119,22 +119,21 @@ class RoundtableHub:
 
     async def turn(self, session_id: str, message: str | None = None, wait: bool = True) -> dict[str, Any]:
         """One turn (the user's message, if given, and the answer to it); with `wait`, the turns said."""
-        live = self.get(session_id)
-        before = live.table.session.turns
-        await self._run(live, lambda: live.table.step(message), wait)
-        said = live.table.session.utterances[before:] if wait else []
-        return {**self.status(session_id), "said": [u.model_dump(mode="json") for u in said]}
+        return await self._turns(session_id, lambda table: table.step(message), wait)
 
     async def observe(self, session_id: str, turns: int, user_every: int = 3, wait: bool = True) -> dict[str, Any]:
         """`turns` turns with nobody typing (as `raystorm roundtable --observe`): the simulated user asks after
         every `user_every` turns without the user (0: never); with `wait`, the turns said."""
+        async def run(table: Roundtable) -> None:
+            for _ in range(turns):
+                await table.observe(user_every)
+        return await self._turns(session_id, run, wait)
+
+    async def _turns(self, session_id: str, work, wait: bool) -> dict[str, Any]:
+        """`work(table)` on the live roundtable; its status, and with `wait` the turns it said."""
         live = self.get(session_id)
         before = live.table.session.turns
-
-        async def run() -> None:
-            for _ in range(turns):
-                await live.table.observe(user_every)
-        await self._run(live, run, wait)
+        await self._run(live, lambda: work(live.table), wait)
         said = live.table.session.utterances[before:] if wait else []
         return {**self.status(session_id), "said": [u.model_dump(mode="json") for u in said]}
 

@@ -32,8 +32,7 @@ _MONTHS = ["january", "february", "march", "april", "may", "june", "july", "augu
            "november", "december"]
 _DATE = r"((?:" + "|".join(m.title() for m in _MONTHS) + r")\s+\d{1,2},\s*\d{4}|\d{4}-\d{2}-\d{2})"
 # a document named by its number: "Bulletin B-2016-04", "Circular 7/2019", "Notice No. 2021-3", "Tariff No. 9";
-# or a document
-# of a series told apart by its date: "Rule 12 effective January 1, 2017"
+# or a document of a series told apart by its date: "Rule 12 effective January 1, 2017"
 _DOCUMENT = r"(?:bulletin|circular|notice|memo(?:randum)?|directive|order|advisory|letter|tariff|ordinance|decree)"
 _NUMBER = r"([A-Z]{0,3}-?\d{1,4}(?:[-/.]\d{1,4}){1,2})"
 _NAMED = re.compile(rf"\b{_DOCUMENT}\s+(?:no\.?\s*|number\s+)?{_NUMBER}(?![\w-])"

@@ -214,7 +214,7 @@ def _with_roots(terms: set[str]) -> set[str]:
     return terms | {_root(t) for t in terms}
 
 
-def _in_table(local: Clause) -> bool:
+def _itemized(local: Clause) -> bool:
     """A table row or a list item: its own cell or part qualifies a value, not the rest of the row."""
     return local.text.startswith("|") or bool(_LIST_ITEM.match(local.text))
 
@@ -226,7 +226,7 @@ def clashes(question: str, local: Clause, value_text: str) -> bool:
     value is not its)."""
     for group in _QUALIFIERS:
         asked = {n for n, p in group.items() if p.search(question)}
-        said = {n for n, p in group.items() if p.search(local.near if _in_table(local) else local.text)}
+        said = {n for n, p in group.items() if p.search(local.near if _itemized(local) else local.text)}
         if asked and said and not asked & said:
             return True
     value = values.parse_value(value_text)

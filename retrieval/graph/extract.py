@@ -192,21 +192,9 @@ def _run_edges(lines: list[tuple[int, str]], me: str, source: str, in_header: bo
 
 
 def _page_run_edges(run: list, me: str, record: DocumentRecord, own: set[str]) -> list[StatedEdge]:
-    """A PDF wraps sentences across its lines: read the run's sentences whole, each at its first line."""
-    (_, _, in_header), source, lines = run[0], run[1], run[2:]
-    text, starts = "", []
-    for n, line in lines:
-        starts.append((len(text), n))
-        text += line.strip() + " "
-    edges: list[StatedEdge] = []
-    context: list[str] = []
-    at = 0
-    part = run[0][0]
-    for sentence in _SENTENCE.split(text):
-        at = text.find(sentence, at)
-        n = max(line_no for offset, line_no in starts if offset <= max(at, 0))
-        edges += _line_edges(sentence.strip(), n, me, source, in_header, record, own, context)
-        at += len(sentence)
+    """A PDF wraps sentences across its lines: its run of lines is read as a wrapped paragraph is."""
+    (part, _, in_header), source, lines = run[0], run[1], run[2:]
+    edges = _run_edges(lines, me, source, in_header, record, own, [])
     for e in edges:
         e.part = part
     return edges
