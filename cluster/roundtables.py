@@ -26,17 +26,6 @@ def session_files(settings: StoreSettings) -> SessionFiles:
     return SessionFiles(data_home(settings.data_dir) / ROUNDTABLES)
 
 
-def check_collection(settings: StoreSettings, collection: str) -> None:
-    """The collection is there and searchable (a one-line error if not); the store is let go again."""
-    from retrieval.search import Corpus
-
-    corpus = Corpus(settings, collection)
-    try:
-        corpus.check()
-    finally:
-        corpus.close()
-
-
 @dataclass
 class LocalTurns:
     """A roundtable's runtime in this process, and what closes it."""
@@ -115,6 +104,7 @@ async def turns_on(args, settings: StoreSettings, collection: str, llm: LLMSetti
 
     if wants_distributed(args):
         from cluster.roundtable_cluster import cluster_turns
+        from retrieval.search import check_collection
 
         check_roundtable_roles(llm)
         if source != "web":  # a missing one fails here, in one line; the Corpus actor opens it

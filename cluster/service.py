@@ -41,6 +41,12 @@ def service_name(collection: str) -> str:
     return f"{SERVICE_PREFIX}{collection}"
 
 
+def spec_of(settings, collection: str, llm) -> "ServiceSpec":
+    """What a report service for `collection` is started with (`raystorm serve`), and what a report asks of it."""
+    return ServiceSpec(store=settings.model_dump(mode="json"), collection=collection,
+                       llm=llm.model_dump(mode="json"))
+
+
 class ServiceSpec(BaseModel):
     """What a service is started with; a report uses the service only if it asks for the same."""
 

@@ -162,6 +162,16 @@ class Corpus:
         self.store.close()
 
 
+def check_collection(settings: StoreSettings, collection: str) -> None:
+    """The collection is in the store and searchable (a one-line error with the fix if not); the store is let
+    go again (a command checks before it starts work that opens it elsewhere)."""
+    corpus = Corpus(settings, collection)
+    try:
+        corpus.check()
+    finally:
+        corpus.store.close()
+
+
 class AsyncCorpus:
     """A `Corpus` behind one worker thread: awaitable, and the embedded store sees one caller at a time."""
 

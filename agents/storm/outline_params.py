@@ -138,3 +138,28 @@ RESEARCH_PLAN_PARAMS = OutlineParams(
     person_evidence=0.2, kind_claim=0.3, sentences_per_heading=4, min_cohesion=0.0, max_headings=20, writable_fit=0.0,
     heading_filter=(-4.116, -0.809, 0.0, 0.473, 0.954, -1.609, -0.106, 8.7, -0.247, 2.596, 2.379, 0.473, -0.376,
                     -0.186), filter_threshold=0.2)
+
+
+def load_outline_params(path: str | None) -> OutlineParams | None:
+    """The `OutlineParams` a `--outline-params` file holds; None without one; a one-line error for a missing file,
+    a file that is not JSON, or a field out of range."""
+    import json
+    from pathlib import Path
+
+    from pydantic import ValidationError
+
+    from retrieval.errors import UsageError
+
+    if path is None:
+        return None
+    file = Path(path)
+    if not file.is_file():
+        raise UsageError(f"--outline-params {path}: no such file")
+    try:
+        return OutlineParams.model_validate(json.loads(file.read_text(encoding="utf-8")))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"--outline-params {path}: not a JSON object ({exc})") from exc
+    except ValidationError as exc:
+        wrong = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'the file'}: {e['msg']}" for e in exc.errors())
+        raise UsageError(f"--outline-params {path}: {wrong} (the fields are OutlineParams' in "
+                         f"agents/storm/outline_params.py)") from exc

@@ -9,6 +9,7 @@ import re
 import sys
 from pathlib import Path
 
+from agents.storm.outline_params import load_outline_params
 from cluster.commands.common import (add_store_arguments, collection_name, count, info, relative_source, run_async,
                                      store_settings)
 
@@ -134,7 +135,7 @@ async def _run(args: argparse.Namespace, topics: list[str]) -> int:
 
     settings = store_settings(args)
     llm = settings_from_args(args)  # refuses bad LLM options before any work
-    read_outline_params(args.outline_params)  # and a bad --outline-params file
+    load_outline_params(args.outline_params)  # and a bad --outline-params file
     _refuse_cluster_options_locally(args)
     _check_credentials(llm)
     home = data_home(settings.data_dir)
@@ -281,51 +282,7 @@ def report_options(args: argparse.Namespace, collection: str):
                          exclude_urls=args.exclude_url, polish=not args.no_polish, force=args.force,
                          writer=args.writer, react_min_calls=args.react_min_calls,
                          react_max_calls=args.react_max_calls, where=where_of(args, collection),
-                         outline=read_outline_params(args.outline_params))
-
-
-def read_outline_params(path: str | None):
-    """The `OutlineParams` a `--outline-params` file holds; None without one."""
-    import json
-
-    from pydantic import ValidationError
-
-    from agents.storm.outline_params import OutlineParams
-    from retrieval.errors import UsageError
-
-    if path is None:
-        return None
-    file = Path(path)
-    if not file.is_file():
-        raise UsageError(f"--outline-params {path}: no such file")
-    try:
-        return OutlineParams.model_validate(json.loads(file.read_text(encoding="utf-8")))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"--outline-params {path}: not a JSON object ({exc})") from exc
-    except ValidationError as exc:
-        wrong = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'the file'}: {e['msg']}" for e in exc.errors())
-        raise UsageError(f"--outline-params {path}: {wrong} (the fields are OutlineParams' in "
-                         f"agents/storm/outline_params.py)") from exc
-
-
-def service_spec(settings, collection: str, llm):
-    """What a report service for `collection` is started with (`raystorm serve`), and what a report asks of it."""
-    from cluster.service import ServiceSpec
-
-    return ServiceSpec(store=settings.model_dump(mode="json"), collection=collection,
-                       llm=llm.model_dump(mode="json"))
-
-
-def check_collection(settings, collection: str) -> None:
-    """The collection is in the store and searchable (a clear error if not); the store is let go again."""
-    from retrieval.search import Corpus
-    from retrieval.store import PassageStore
-
-    store = PassageStore(settings)
-    try:
-        Corpus(settings, collection, store=store).check()
-    finally:
-        store.close()
+                         outline=load_outline_params(args.outline_params))
 
 
 async def _run_on_service(service, args, topics, settings, collection, llm, out_dir) -> int:
@@ -333,7 +290,7 @@ async def _run_on_service(service, args, topics, settings, collection, llm, out_
     import ray
 
     from agents.storm.run_config import RunConfig
-    from cluster.service import check_spec, report_via_service, service_name
+    from cluster.service import check_spec, report_via_service, service_name, spec_of
     from retrieval.errors import RaystormError, UsageError
 
     if args.corpus:
@@ -344,7 +301,7 @@ async def _run_on_service(service, args, topics, settings, collection, llm, out_
     if given:
         raise UsageError(f"{', '.join(given)}: the report service for '{collection}' runs with the plan it was "
                          "started with; give these to `raystorm serve`")
-    found = check_spec(service, service_spec(settings, collection, llm))
+    found = check_spec(service, spec_of(settings, collection, llm))
     if args.writer == "react" and not found.report_agents:
         raise UsageError(f"--writer react: the report service for '{collection}' has no report agents; start it "
                          "with --report-agents N (one per topic in flight is plenty)")

@@ -70,7 +70,8 @@ def _start(args: argparse.Namespace) -> int:
     from agents.lm.arguments import settings_from_args
     from agents.lm.models import check_roles
     from agents.lm.settings import STORM_ROLES
-    from cluster.commands.report import check_collection, service_spec
+    from cluster.service import spec_of
+    from retrieval.search import check_collection
     from cluster.distributed_actors import placement_line
     from cluster.distributed_args import plan_from_args
     from cluster.service import service_info, start_service
@@ -80,7 +81,7 @@ def _start(args: argparse.Namespace) -> int:
     llm = settings_from_args(args)
     check_roles(llm.roles, STORM_ROLES)
     check_collection(settings, args.collection)  # before any actor: the collection is there and searchable
-    spec = service_spec(settings, args.collection, llm)
+    spec = spec_of(settings, args.collection, llm)
     info(f"starting the report service for '{args.collection}' ...")
     plan = plan_from_args(args).model_copy(update={"report_agents": args.report_agents})
     handle, placement = start_service(spec, plan, str(data_home(settings.data_dir) / "cache" / "llm"),
